@@ -1,0 +1,22 @@
+#pragma once
+// toml++ nodes to checked values. Only base/*.cc include this: toml++ is a
+// heavy header, kept out of everything that merely reads settings.
+
+#include <expected>
+#include <string>
+#include <string_view>
+
+#include <toml++/toml.h>
+
+#include "affine/config.hh"
+
+namespace affine::config::detail {
+
+// "a string", "an integer", "a table", ...: what the file gave.
+std::string_view toml_noun(const toml::node& n);
+
+// The value for key `k`, of the right type and within its rules; otherwise
+// WHAT: `expected an integer, got a string`, `5000 is out of range (...)`.
+std::expected<value, std::string> from_toml(const key_spec& k, const toml::node& n);
+
+}  // namespace affine::config::detail

@@ -1,0 +1,174 @@
+// Values against their key's rules (range, choices, core-list syntax, string
+// format), and values as TOML text. One place for both, so an error message,
+// the printed configuration and the generated documents quote a value alike.
+
+#include <algorithm>
+#include <charconv>
+
+#include <fmt/format.h>
+
+#include "base/config_tree.hh"
+
+namespace affine::config::detail {
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+  const auto first = s.find_first_not_of(" \t");
+  if (first == std::string_view::npos) return {};
+  return s.substr(first, s.find_last_not_of(" \t") - first + 1);
+}
+
+std::optional<std::int64_t> core_number(std::string_view text) {
+  std::int64_t n = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (text.empty() || text[0] == '-' || text[0] == '+' || ec != std::errc{} || end != text.data() + text.size() ||
+      n >= max_cores) {
+    return std::nullopt;
+  }
+  return n;
+}
+
+// "0-7", "0,2,4-6", "5": comma-separated cores or ascending ranges. Whether
+// the cores exist is the topology's question (numa's parse_core_list).
+bool is_core_list(std::string_view text) {
+  for (std::size_t pos = 0; pos <= text.size();) {
+    const std::size_t comma = std::min(text.find(',', pos), text.size());
+    const std::string_view entry = trim(text.substr(pos, comma - pos));
+    pos = comma + 1;
+    const std::size_t dash = entry.find('-');
+    const auto lo = core_number(trim(entry.substr(0, dash)));
+    const auto hi = dash == std::string_view::npos ? lo : core_number(trim(entry.substr(dash + 1)));
+    if (!lo || !hi || *hi < *lo) return false;
+  }
+  return true;
+}
+
+void append_toml_string(std::string& out, std::string_view s) {
+  out += '"';
+  for (const char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\b': out += "\\b"; break;
+      case '\t': out += "\\t"; break;
+      case '\n': out += "\\n"; break;
+      case '\f': out += "\\f"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+          out += fmt::format("\\u{:04X}", static_cast<unsigned>(c));
+        } else {
+          out += c;
+        }
+    }
+  }
+  out += '"';
+}
+
+std::string quoted(std::string_view s) {
+  std::string out;
+  append_toml_string(out, s);
+  return out;
+}
+
+std::string choices_text(const key_spec& k) {
+  std::vector<std::string> quoted_choices;
+  for (const std::string_view c : k.choices) quoted_choices.push_back(quoted(c));
+  return fmt::format("{}", fmt::join(quoted_choices, ", "));
+}
+
+std::string out_of_range(std::int64_t n, const key_spec& k) {
+  return fmt::format("{} is out of range (allowed: {})", n, allowed_text(k));
+}
+
+}  // namespace
+
+std::string allowed_text(const key_spec& k) {
+  switch (k.type) {
+    case value_type::boolean: return "true, false";
+    case value_type::integer: return fmt::format("{}..{}", k.range.min, k.range.max);
+    case value_type::enumeration: return choices_text(k);
+    case value_type::string: return k.format ? std::string(k.format->allowed) : std::string();
+    case value_type::string_array: return {};
+    case value_type::core_list:
+      return fmt::format("\"auto\", a list like \"0-7\" or \"0,2,4-6\", or a count {}..{}", k.range.min, k.range.max);
+  }
+  return {};
+}
+
+std::string_view expected_noun(value_type t) {
+  switch (t) {
+    case value_type::boolean: return "a boolean";
+    case value_type::integer: return "an integer";
+    case value_type::string:
+    case value_type::enumeration: return "a string";
+    case value_type::string_array: return "an array of strings";
+    case value_type::core_list: return "a string or an integer";
+  }
+  return {};
+}
+
+std::optional<std::string> check_value(const key_spec& k, const value& v) {
+  switch (k.type) {
+    case value_type::integer: {
+      const std::int64_t n = std::get<std::int64_t>(v);
+      if (n < k.range.min || n > k.range.max) return out_of_range(n, k);
+      return std::nullopt;
+    }
+    case value_type::enumeration: {
+      const std::string& s = std::get<std::string>(v);
+      if (std::ranges::find(k.choices, s) == k.choices.end()) {
+        return fmt::format("{} is not allowed (allowed: {})", quoted(s), allowed_text(k));
+      }
+      return std::nullopt;
+    }
+    case value_type::string: {
+      const std::string& s = std::get<std::string>(v);
+      if (k.format && !k.format->valid(s)) {
+        return fmt::format("{} is not {} (allowed: {})", quoted(s), k.format->noun, k.format->allowed);
+      }
+      return std::nullopt;
+    }
+    case value_type::core_list: {
+      const core_list& c = std::get<core_list>(v);
+      if (c.what == core_list::kind::count && (c.count < k.range.min || c.count > k.range.max)) {
+        return out_of_range(c.count, k);
+      }
+      if (c.what == core_list::kind::list && !is_core_list(c.list)) {
+        return fmt::format("{} is not a core list (allowed: {})", quoted(c.list), allowed_text(k));
+      }
+      return std::nullopt;
+    }
+    case value_type::boolean:
+    case value_type::string_array: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::string toml_literal(const value& v) {
+  struct visitor {
+    std::string operator()(bool b) const { return b ? "true" : "false"; }
+    std::string operator()(std::int64_t n) const { return fmt::format("{}", n); }
+    std::string operator()(const std::string& s) const { return quoted(s); }
+    std::string operator()(const std::vector<std::string>& list) const {
+      std::string out = "[";
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        if (i > 0) out += ", ";
+        append_toml_string(out, list[i]);
+      }
+      return out + "]";
+    }
+    std::string operator()(const core_list& c) const {
+      switch (c.what) {
+        case core_list::kind::automatic: return "\"auto\"";
+        case core_list::kind::list: return quoted(c.list);
+        case core_list::kind::count: return fmt::format("{}", c.count);
+      }
+      return {};
+    }
+  };
+  return std::visit(visitor{}, v);
+}
+
+}  // namespace affine::config::detail

@@ -1,0 +1,160 @@
+// bench/run reactor: the reactor's basic costs, side by side with OS threads.
+//
+//   {"bench":"reactor","variant":"affine",...}          fibers on reactors whose idle spin covers the run
+//   {"bench":"reactor","variant":"affine-sleeping",...} the same wakeups to a reactor that sleeps at once
+//   {"bench":"reactor","variant":"thread-condvar",...}  std::thread + condition_variable (futex)
+//   {"bench":"reactor","variant":"affine-idle",...}     CPU used by idle reactors after their spin time
+//
+// switch_ns: one fiber handing the core to another (yield), both on one core.
+// wake_*_ns: from a release on core 0 to the woken fiber running on core 1.
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "affine/runtime.hh"
+#include "affine/sync.hh"
+#include "bench/reactor/bench_util.hh"
+#include "reactor/policy/config.hh"
+
+namespace affine::bench {
+namespace {
+
+struct options {
+  unsigned switches = 2'000'000;
+  unsigned spawns = 200'000;
+  unsigned wakes = 20'000;
+  unsigned idle_seconds = 5;
+};
+
+std::unique_ptr<runtime> start(const topology& topo, std::uint32_t spin_us) {
+  runtime_options o;
+  o.cores = {core_id{0}, core_id{1}};
+  o.spin_us = spin_us;
+  auto rt = runtime::start(topo, o);
+  if (!rt) {
+    fmt::print(stderr, "reactor_bench: {}\n", rt.error());
+    std::exit(1);
+  }
+  return std::move(*rt);
+}
+
+double measure_switch(runtime& rt, unsigned n) {
+  return rt.run([n] {
+    const std::uint64_t t0 = now_ns();
+    auto other = spawn([n] { for (unsigned i = 0; i < n / 2; ++i) this_fiber::yield(); },
+                       {.core = 0, .pinned = true});
+    for (unsigned i = 0; i < n / 2; ++i) this_fiber::yield();
+    other.join();
+    return double(now_ns() - t0) / double(n);
+  });
+}
+
+double measure_spawn_join(runtime& rt, unsigned n) {
+  return rt.run([n] {
+    const std::uint64_t t0 = now_ns();
+    for (unsigned i = 0; i < n; ++i) spawn([] {}, {.core = 0, .pinned = true}).join();
+    return double(now_ns() - t0) / double(n);
+  });
+}
+
+// Fibers pinned to core 0 and core 1 take turns through two semaphores.
+std::vector<std::uint64_t> measure_wakes(runtime& rt, unsigned n) {
+  return rt.run([n] {
+    semaphore to_b(0), to_a(0);
+    std::atomic<std::uint64_t> sent_at{0};
+    std::vector<std::uint64_t> lat;
+    lat.reserve(2 * n);
+    auto b = spawn([&] {
+      for (unsigned i = 0; i < n; ++i) {
+        to_b.acquire();
+        lat.push_back(now_ns() - sent_at.load(std::memory_order_relaxed));
+        sent_at.store(now_ns(), std::memory_order_relaxed);
+        to_a.release();
+      }
+    }, {.core = 1, .pinned = true});
+    auto a = spawn([&] {
+      for (unsigned i = 0; i < n; ++i) {
+        sent_at.store(now_ns(), std::memory_order_relaxed);
+        to_b.release();
+        to_a.acquire();
+        lat.push_back(now_ns() - sent_at.load(std::memory_order_relaxed));
+      }
+    }, {.core = 0, .pinned = true});
+    a.join();
+    b.join();
+    return lat;
+  });
+}
+
+}  // namespace
+}  // namespace affine::bench
+
+int main(int argc, char** argv) {
+  using namespace affine;
+  using namespace affine::bench;
+  options opt;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto num = [&](unsigned& dst) {
+      if (i + 1 >= argc) {
+        fmt::print(stderr, "reactor_bench: {} needs a number\n", a);
+        std::exit(2);
+      }
+      dst = unsigned(std::strtoul(argv[++i], nullptr, 10));
+    };
+    if (a == "--switches") num(opt.switches);
+    else if (a == "--spawns") num(opt.spawns);
+    else if (a == "--wakes") num(opt.wakes);
+    else if (a == "--idle-seconds") num(opt.idle_seconds);
+    else if (a == "--quick") opt = {200'000, 20'000, 2'000, 1};
+    else {
+      fmt::print(stderr, "usage: reactor_bench [--quick] [--switches N] [--spawns N] [--wakes N] [--idle-seconds N]\n");
+      return 2;
+    }
+  }
+  auto sys = topology::from_system();
+  const bool real = sys && sys->core_count() >= 2;
+  auto syn = topology::from_synthetic("pack:1 numa:1 l3:1 core:2 pu:1");
+  const topology& topo = real ? *sys : *syn;
+  const unsigned cpu0 = topo.core(core_id{0}).os_cpu, cpu1 = topo.core(core_id{1}).os_cpu;
+
+  {  // Reactors that spin through the whole measurement (spin_us = 1 s).
+    auto rt = start(topo, 1'000'000);
+    const double sw = measure_switch(*rt, opt.switches);
+    const double sj = measure_spawn_join(*rt, opt.spawns);
+    auto lat = measure_wakes(*rt, opt.wakes);
+    fmt::print("{{\"bench\":\"reactor\",\"variant\":\"affine\",\"switch_ns\":{:.1f},\"spawn_join_ns\":{:.1f},"
+               "\"wake_p50_ns\":{:.0f},\"wake_p99_ns\":{:.0f},\"samples\":{}}}\n",
+               sw, sj, percentile(lat, 50), percentile(lat, 99), lat.size());
+  }
+  {  // Reactors that sleep as soon as they are idle (spin_us = 0).
+    auto rt = start(topo, 0);
+    auto lat = measure_wakes(*rt, opt.wakes);
+    fmt::print("{{\"bench\":\"reactor\",\"variant\":\"affine-sleeping\",\"wake_p50_ns\":{:.0f},"
+               "\"wake_p99_ns\":{:.0f},\"samples\":{}}}\n",
+               percentile(lat, 50), percentile(lat, 99), lat.size());
+  }
+  {
+    const thread_figures t = measure_threads(opt.wakes, cpu0, cpu1);
+    fmt::print("{{\"bench\":\"reactor\",\"variant\":\"thread-condvar\",\"switch_ns\":{:.1f},"
+               "\"wake_p50_ns\":{:.0f},\"wake_p99_ns\":{:.0f},\"samples\":{}}}\n",
+               t.switch_ns, t.wake_p50_ns, t.wake_p99_ns, 2 * opt.wakes - 1);
+  }
+  {  // Idle reactors, default spin (50 us), after a burst of work.
+    auto rt = start(topo, 50);
+    rt->run([] {});
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const std::uint64_t cpu0_ns = process_cpu_ns(), t0 = now_ns();
+    std::this_thread::sleep_for(std::chrono::seconds(opt.idle_seconds));
+    const double cpu = double(process_cpu_ns() - cpu0_ns), wall = double(now_ns() - t0);
+    fmt::print("{{\"bench\":\"reactor\",\"variant\":\"affine-idle\",\"reactors\":{},\"seconds\":{},"
+               "\"idle_cpu_pct\":{:.3f}}}\n",
+               rt->cores(), opt.idle_seconds, 100.0 * cpu / wall / rt->cores());
+  }
+  return 0;
+}

@@ -1,0 +1,101 @@
+#pragma once
+// The runtime: one reactor thread per configured core, each pinned to its
+// core, each running the loop of DESIGN.md section 2. Fibers run on the
+// reactors; the calling thread only starts and stops them.
+
+#include <cstdint>
+#include <expected>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "affine/fiber.hh"
+#include "affine/poller.hh"
+#include "affine/stats.hh"
+#include "affine/topology.hh"
+
+namespace affine {
+
+namespace policy {
+struct policy_config;
+}
+
+struct runtime_options {
+  // The reactor cores, as topology core ids (numa's parse_core_list or
+  // first_cores). Empty: every core of the topology.
+  std::vector<core_id> cores;
+  bool pin_threads = true;           // pin each reactor to its core's os_cpu
+  bool idle_sleep = true;            // reactor.idle = "sleep"
+  std::uint32_t spin_us = 50;        // reactor.spin_us: spin this long before sleeping
+  std::size_t stack_bytes = 64 * 1024;
+  std::uint32_t task_quota_us = 500;  // reactor.task_quota_us
+  std::uint32_t balance_interval_us = 1000;  // sched.balance_interval_us; 0 = off
+};
+
+class runtime {
+ public:
+  // Starts the reactors. `topo` must outlive the runtime. `policy` null means
+  // the defaults. Errors: a core not in the topology, pinning refused, no
+  // eventfd/epoll.
+  static std::expected<std::unique_ptr<runtime>, std::string> start(
+      const topology& topo, runtime_options opts, const policy::policy_config* policy = nullptr);
+  ~runtime();  // stops the reactors and joins their threads
+  runtime(const runtime&) = delete;
+  runtime& operator=(const runtime&) = delete;
+
+  // Run `fn` as a fiber on core 0 and block the calling (non-reactor) thread
+  // until it returns; its result or exception comes back here.
+  template <class F>
+  auto run(F&& fn) -> std::invoke_result_t<F&> {
+    using R = std::invoke_result_t<F&>;
+    if constexpr (std::is_void_v<R>) {
+      run_blocking([&] { fn(); });
+    } else {
+      std::optional<R> out;
+      run_blocking([&] { out.emplace(fn()); });
+      return std::move(*out);
+    }
+  }
+
+  // Register a poller on a core's reactor (before or while running). The
+  // poller must stay alive until removed or the runtime stops.
+  void add_poller(unsigned core, poller* p);
+  void remove_poller(unsigned core, poller* p);
+
+  unsigned cores() const;
+  core_id topology_core(unsigned reactor_core) const;
+  const topology& topo() const;
+  core_counters counters(unsigned core) const;
+  // Leak checks for tests' teardown: fibers alive, stacks out of the pool,
+  // timers armed on any core. All zero once every fiber has ended.
+  std::size_t live_fibers() const;
+  std::size_t stacks_in_use() const;
+  std::size_t timers_armed() const;
+
+  struct impl;
+
+ private:
+  explicit runtime(std::unique_ptr<impl> p);
+  void run_blocking(std::move_only_function<void()> fn);
+  std::unique_ptr<impl> impl_;
+};
+
+// Run `fn` on reactor `core` (in a fiber pinned there) and return its result
+// to the calling fiber, which waits for it. Precondition: called in a fiber.
+template <class F>
+auto submit_to(unsigned core, F&& fn) -> std::invoke_result_t<F&> {
+  using R = std::invoke_result_t<F&>;
+  if constexpr (std::is_void_v<R>) {
+    spawn([&] { fn(); }, {.core = core, .pinned = true}).join();
+  } else {
+    std::optional<R> out;
+    spawn([&] { out.emplace(fn()); }, {.core = core, .pinned = true}).join();
+    return std::move(*out);
+  }
+}
+
+}  // namespace affine

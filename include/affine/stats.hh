@@ -1,0 +1,40 @@
+#pragma once
+// Per-core scheduler counters. Each core writes only its own (single writer,
+// relaxed stores); any thread may read them at any time. A snapshot copies
+// them into plain numbers.
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+namespace affine {
+
+// Rungs of the reactor loop ladder (STYLE.md: a counter on every rung).
+enum class rung : std::uint8_t { poll, backlog, inbox, timers, run, tx_flush, steal, spin, sleep, count_ };
+
+struct core_counters {
+  std::uint64_t loop_turns = 0;
+  std::array<std::uint64_t, static_cast<std::size_t>(rung::count_)> rung_work{};  // items done per rung
+  std::uint64_t fibers_spawned = 0;
+  std::uint64_t fibers_finished = 0;
+  std::uint64_t fibers_run = 0;       // resumes
+  std::uint64_t switches = 0;         // fiber -> reactor switches
+  std::uint64_t migrations = 0;       // a fiber resumed here after running elsewhere
+  std::uint64_t wakeups_local = 0;    // woken onto this core's queue by this core
+  std::uint64_t wakeups_remote = 0;   // woken by this core onto another core's inbox
+  std::array<std::uint64_t, 8> placements{};  // by policy::wake_reason
+  std::uint64_t placements_idle_sibling = 0;   // idle-sibling search changed the core
+  std::array<std::uint64_t, 3> steals{};       // by domain_level: llc, node, machine
+  std::uint64_t quota_overruns = 0;   // a fiber ran past 2x the task quota without yielding
+  std::uint64_t preempt_yields = 0;   // maybe_yield() gave up the core
+  std::uint64_t sleeps = 0;           // times the reactor slept in epoll
+  std::uint64_t kicks_sent = 0;       // eventfd writes to wake a sleeping core
+  std::uint64_t idle_ns = 0;          // time spent spinning or sleeping with nothing to do
+  std::uint64_t sleep_ns = 0;         // part of idle_ns spent asleep
+  std::uint64_t timers_fired = 0;
+};
+
+// One line, "c0 turns=... run=... steals=l/n/m ...", for the stats log.
+std::string format_counters(unsigned core, const core_counters& c);
+
+}  // namespace affine

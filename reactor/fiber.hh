@@ -1,0 +1,83 @@
+#pragma once
+// The fiber control block (internal). It lives at the top of the fiber's own
+// stack, so a spawn costs no heap allocation beyond what the callable needs.
+//
+// Lifetime: two references at spawn, one held by the running fiber (dropped
+// by the scheduler after the fiber has switched away for the last time) and
+// one by the fiber_handle (dropped by join or detach). The last one returns
+// the stack to the pool of the core it is dropped on.
+
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <functional>
+
+#include <boost/context/fiber.hpp>
+
+#include "reactor/inbox.hh"
+#include "reactor/stack_pool.hh"
+#include "affine/sync.hh"
+
+namespace affine::detail {
+
+// The word at the very top of every stack: a parking generation that
+// survives the fiber using that stack, so a late timer for a finished fiber
+// can never wake the next fiber that reuses the stack (see park_token).
+struct stack_header {
+  std::atomic<std::uint32_t> state{0};
+};
+
+// The state word: generation << 3 | timed_out << 2 | phase.
+//
+// Parking is two steps so that a fiber can register on wait queues (under
+// their locks) before it is off its core: `parking` first; a waker that finds
+// it parking marks it runnable but does not queue it; the reactor, once the
+// fiber has switched away, moves parking -> parked, and if a waker got there
+// first it queues the fiber itself. A waker that finds it `parked` queues it.
+// Each park starts a new generation, and so does the fiber's end, so a late
+// waker (a timer, a notifier that lost a race) can never wake a later park.
+enum class phase : std::uint32_t { running = 0, parking = 1, parked = 2, runnable = 3 };
+inline constexpr std::uint32_t phase_mask = 3;
+inline constexpr std::uint32_t timed_out_bit = 4;
+inline constexpr unsigned generation_shift = 3;
+
+// Why a parked fiber was woken.
+enum class wake_reason : std::uint8_t { notified, timeout };
+
+inline constexpr unsigned fls_slots = 8;
+
+struct fiber : inbox_node {
+  stack_header* header = nullptr;
+  stack_span stack;
+  boost::context::fiber context;  // this fiber, while it is not running
+  boost::context::fiber caller;   // the reactor that resumed it, while running
+  std::move_only_function<void()> entry;
+
+  // Scheduling.
+  fiber* next_local = nullptr;  // owner-only list link (overflow, pinned)
+  std::uint32_t ring_pos = 0;   // see run_queue
+  bool pinned = false;
+  std::uint32_t home_core = 0;  // pinned core, or spawn core
+  std::uint32_t last_core = 0;  // core it last ran on (the wakee's "prev")
+  std::uint64_t slice_start = 0;  // cycles() when it was last resumed
+
+  std::atomic<int> refs{2};
+  spinlock join_lock;
+  wait_queue joiners;  // fibers in join(); notified at exit
+  bool finished = false;  // under joiners' lock
+  std::exception_ptr error;
+
+  void* fls[fls_slots] = {};
+
+  // Sanitizer bookkeeping for context switches (null when not built with one).
+  void* tsan_fiber = nullptr;
+
+  fiber() { what = kind::fiber_wake; }
+
+  std::uint32_t state() const { return header->state.load(std::memory_order_acquire); }
+  void set_state(std::uint32_t generation, phase p) {
+    header->state.store(generation << generation_shift | std::uint32_t(p), std::memory_order_release);
+  }
+};
+
+}  // namespace affine::detail

@@ -1,0 +1,247 @@
+// The reactor loop: one ordered ladder per turn, a counter on every rung
+// (DESIGN.md section 2, STYLE.md "the scheduler reads as its policy"):
+//
+//   poll RX queues -> backlog -> inbox -> timers -> run fibers -> TX flush
+//   -> (nothing done) steal -> spin -> sleep
+//
+// Idle reactors sleep: after reactor.spin_us of finding nothing, a reactor
+// blocks in epoll on its eventfd (remote wakeups kick it) and its pollers'
+// interrupt fds, with the next timer as the timeout.
+
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include <cassert>
+
+#include "affine/log.hh"
+#include "reactor/policy/balance.hh"
+#include "reactor/cycles.hh"
+#include "reactor/runtime_state.hh"
+#include "reactor/sanitizer_hooks.hh"
+
+namespace affine::detail {
+
+namespace {
+
+constexpr unsigned inbox_budget = 256;
+constexpr unsigned timer_budget = 256;
+constexpr std::uint64_t load_period_ns = 1'000'000;   // load average update period
+constexpr std::uint64_t publish_period_ns = 1'000'000;  // counters to readers
+
+void count(core_ctx& c, rung r, std::uint64_t n) { c.c.rung_work[std::size_t(r)] += n; }
+
+void publish_state(core_ctx& c) {
+  c.pub_nr_running.store(c.nr_running(), std::memory_order_relaxed);
+  c.pub_timers.store(c.timers.size(), std::memory_order_relaxed);
+}
+
+unsigned poll_all(core_ctx& c) {
+  unsigned n = 0;
+  c.context_kind = policy::waker_kind::rx_path;
+  for (poller* p : c.pollers) n += p->poll();
+  return n;
+}
+
+unsigned drain_inbox(core_ctx& c) {
+  unsigned n = 0;
+  while (n < inbox_budget) {
+    inbox_node* node = c.inbox.pop();
+    if (node == nullptr) break;
+    ++n;
+    switch (node->what) {
+      case inbox_node::kind::fiber_wake: c.rq.push(static_cast<fiber*>(node)); break;
+      case inbox_node::kind::timer_release: handle_timer_release(c, static_cast<fiber_timer*>(node)); break;
+      case inbox_node::kind::task: {
+        auto* t = static_cast<task_node*>(node);
+        t->fn();
+        delete t;
+        break;
+      }
+      case inbox_node::kind::stub: assert(false); break;
+    }
+  }
+  return n;
+}
+
+// Run queued fibers until the queue is empty or the quantum (the task quota)
+// is used, so the other rungs get their turn even under heavy fiber load.
+unsigned run_fibers(core_ctx& c) {
+  unsigned n = 0;
+  const std::uint64_t until = cycles() + c.rt->quota_cycles;
+  while (fiber* f = c.rq.pop()) {
+    publish_state(c);
+    run_fiber(c, f);
+    ++n;
+    if (cycles() >= until) break;
+  }
+  publish_state(c);
+  return n;
+}
+
+unsigned flush_all(core_ctx& c) {
+  unsigned n = 0;
+  for (poller* p : c.pollers) n += p->flush();
+  return n;
+}
+
+// Take one waiting fiber from the core the balancer names (policy/balance).
+bool try_steal(core_ctx& c) {
+  runtime_state& rt = *c.rt;
+  if (!rt.policy.steal || rt.cores.size() < 2) return false;
+  const policy::sched_view view = snapshot(c);
+  const auto choice = policy::steal_from(view, c.topo_core, rt.policy);
+  if (!choice) return false;
+  core_ctx& victim = rt.core(unsigned(rt.reactor_of_topo[choice->victim.value]));
+  fiber* f = victim.rq.steal();
+  if (f == nullptr) return false;
+  c.rq.push(f);
+  ++c.c.steals[std::size_t(choice->level)];
+  count(c, rung::steal, 1);
+  return true;
+}
+
+bool has_work(core_ctx& c) {
+  return !c.rq.empty() || !c.inbox.empty() || c.rt->stopping.load(std::memory_order_relaxed) ||
+         (c.timers.size() > 0 && *c.timers.next_deadline() <= now_ns());
+}
+
+void sleep(core_ctx& c) {
+  // Arm interrupts on every poller; one that cannot (or found work) keeps us
+  // to a short nap so it is polled again soon.
+  bool all_armed = true;
+  for (poller* p : c.pollers) all_armed = p->try_enter_interrupt_mode() && all_armed;
+
+  c.sleeping.store(true, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with kick()
+  if (!has_work(c)) {
+    const std::uint64_t now = now_ns();
+    std::uint64_t timeout = ~0ULL;
+    if (auto d = c.timers.next_deadline()) timeout = *d > now ? *d - now : 0;
+    if (!all_armed) timeout = std::min<std::uint64_t>(timeout, 100'000);  // 100 us nap
+    timespec ts{};
+    timespec* tsp = nullptr;
+    if (timeout != ~0ULL) {
+      ts.tv_sec = time_t(timeout / 1'000'000'000ULL);
+      ts.tv_nsec = long(timeout % 1'000'000'000ULL);
+      tsp = &ts;
+    }
+    epoll_event ev[8];
+    ++c.c.sleeps;
+    count(c, rung::sleep, 1);
+    c.publish_counters();  // readers see exact counters whenever a reactor rests
+    const std::uint64_t t0 = now_ns();
+    const int n = ::epoll_pwait2(c.epoll_fd, ev, 8, tsp, nullptr);
+    c.c.sleep_ns += now_ns() - t0;
+    for (int i = 0; i < n; ++i) {
+      if (ev[i].data.fd == c.event_fd) {
+        std::uint64_t v;
+        [[maybe_unused]] ssize_t r = ::read(c.event_fd, &v, sizeof v);
+      }
+    }
+  }
+  c.sleeping.store(false, std::memory_order_relaxed);
+  for (poller* p : c.pollers) p->exit_interrupt_mode();
+}
+
+void idle(core_ctx& c) {
+  const std::uint64_t start = c.now;
+  c.pub_idle.store(true, std::memory_order_relaxed);
+  publish_state(c);
+  if (try_steal(c)) {
+    c.pub_idle.store(false, std::memory_order_relaxed);
+    return;
+  }
+  const std::uint64_t spin_until = start + std::uint64_t(c.rt->opts.spin_us) * 1000;
+  bool found = false;
+  while (!found) {
+    if (has_work(c) || poll_all(c) > 0) {
+      found = true;
+      break;
+    }
+    count(c, rung::spin, 1);
+    __builtin_ia32_pause();
+    if (c.rt->opts.idle_sleep && now_ns() >= spin_until) break;
+  }
+  if (!found) sleep(c);
+  c.now = now_ns();
+  c.c.idle_ns += c.now - start;
+  c.pub_idle.store(false, std::memory_order_relaxed);
+}
+
+void update_load(core_ctx& c) {
+  if (c.now - c.last_load_update < load_period_ns) return;
+  c.last_load_update = c.now;
+  // Exponential decay with a 1/8 weight per period (about an 8 ms horizon),
+  // in fixed point (policy::load_scale is one always-runnable fiber).
+  const std::uint32_t sample = c.nr_running() * policy::load_scale;
+  c.load = c.load - c.load / 8 + sample / 8;
+  c.pub_load.store(c.load, std::memory_order_relaxed);
+}
+
+void turn(core_ctx& c) {
+  c.now = now_ns();
+  ++c.c.loop_turns;
+  unsigned work = 0, n;
+
+  n = poll_all(c), work += n, count(c, rung::poll, n);
+  // Backlog rung: batches handed over by RPS arrive as backlog pollers
+  // registered by the stack; they are polled with the RX pollers above.
+  c.context_kind = policy::waker_kind::completion;
+  n = drain_inbox(c), work += n, count(c, rung::inbox, n);
+  c.context_kind = policy::waker_kind::timer;
+  n = unsigned(c.timers.advance(c.now, timer_budget)), work += n, count(c, rung::timers, n);
+  c.context_kind = policy::waker_kind::rx_path;
+  n = run_fibers(c), work += n, count(c, rung::run, n);
+  n = flush_all(c), count(c, rung::tx_flush, n);
+
+  update_load(c);
+  const std::uint64_t interval = std::uint64_t(c.rt->opts.balance_interval_us) * 1000;
+  if (interval != 0 && c.now - c.last_balance >= interval) {
+    c.last_balance = c.now;
+    if (try_steal(c)) ++work;
+  }
+  if (c.now - c.last_publish >= publish_period_ns) {
+    c.last_publish = c.now;
+    c.publish_counters();
+  }
+  if (work == 0) idle(c);
+}
+
+}  // namespace
+
+policy::sched_view snapshot(core_ctx& c) {
+  runtime_state& rt = *c.rt;
+  for (auto& cp : rt.cores) {
+    policy::core_state& s = c.view_scratch[cp->topo_core.value];
+    s.nr_running = cp->pub_nr_running.load(std::memory_order_relaxed);
+    s.load = cp->pub_load.load(std::memory_order_relaxed);
+    s.idle = cp->pub_idle.load(std::memory_order_relaxed);
+  }
+  policy::core_state& me = c.view_scratch[c.topo_core.value];
+  me.nr_running = c.nr_running();
+  me.load = c.load;
+  me.idle = c.current == nullptr && c.rq.empty();
+  return {rt.topo, c.view_scratch, rt.opts.cores};
+}
+
+void core_ctx::publish_counters() {
+  const auto* src = reinterpret_cast<const std::uint64_t*>(&c);
+  for (std::size_t i = 0; i < std::size(published.v); ++i)
+    published.v[i].store(src[i], std::memory_order_relaxed);
+}
+
+void reactor_main(core_ctx& c) {
+  set_this_core(&c);
+  set_current_runtime(c.rt);
+  log::set_thread_core(int(c.index));
+  c.tsan_self = san::current_fiber();
+  runtime_state& rt = *c.rt;
+  for (;;) {
+    turn(c);
+    if (rt.stopping.load(std::memory_order_acquire) && c.rq.empty() && c.inbox.empty()) break;
+  }
+  c.publish_counters();
+  set_this_core(nullptr);
+}
+
+}  // namespace affine::detail

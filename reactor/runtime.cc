@@ -1,0 +1,172 @@
+// Starting and stopping the reactors.
+
+#include <pthread.h>
+#include <sched.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <semaphore>
+
+#include <fmt/format.h>
+
+#include "reactor/cycles.hh"
+#include "reactor/runtime_state.hh"
+
+namespace affine {
+
+namespace detail {
+
+namespace {
+thread_local core_ctx* tls_core = nullptr;
+std::atomic<runtime_state*> latest_runtime{nullptr};
+thread_local runtime_state* tls_runtime = nullptr;
+}  // namespace
+
+core_ctx* this_core() noexcept { return tls_core; }
+void set_this_core(core_ctx* c) noexcept { tls_core = c; }
+
+runtime_state* current_runtime() noexcept {
+  return tls_runtime != nullptr ? tls_runtime : latest_runtime.load(std::memory_order_acquire);
+}
+void set_current_runtime(runtime_state* rt) noexcept { tls_runtime = rt; }
+
+}  // namespace detail
+
+struct runtime::impl {
+  std::unique_ptr<detail::runtime_state> state;
+};
+
+runtime::runtime(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
+
+std::expected<std::unique_ptr<runtime>, std::string> runtime::start(
+    const topology& topo, runtime_options opts, const policy::policy_config* policy) {
+  if (opts.cores.empty()) opts.cores.assign(topo.all_cores().begin(), topo.all_cores().end());
+  std::vector<int> reactor_of(topo.core_count(), -1);
+  for (std::size_t i = 0; i < opts.cores.size(); ++i) {
+    const core_id c = opts.cores[i];
+    if (c.value >= topo.core_count())
+      return std::unexpected(fmt::format("reactor core {} does not exist: the topology has cores 0-{}",
+                                         c.value, topo.core_count() - 1));
+    if (reactor_of[c.value] != -1)
+      return std::unexpected(fmt::format("reactor core {} is listed twice", c.value));
+    reactor_of[c.value] = int(i);
+  }
+  // policy::sched_view wants reactor_cores ascending.
+  for (std::size_t i = 1; i < opts.cores.size(); ++i)
+    if (opts.cores[i] < opts.cores[i - 1])
+      return std::unexpected(std::string("reactor cores must be listed in ascending order"));
+  const policy::policy_config pc = policy != nullptr ? *policy : policy::policy_config{};
+  if (auto ok = policy::validate(pc); !ok) return std::unexpected(ok.error());
+
+  auto st = std::make_unique<detail::runtime_state>(topo, std::move(opts), pc);
+  st->reactor_of_topo = std::move(reactor_of);
+  st->quota_cycles = std::uint64_t(st->opts.task_quota_us) * detail::cycles_per_us();
+  const unsigned n = unsigned(st->opts.cores.size());
+  for (unsigned i = 0; i < n; ++i) {
+    auto c = std::make_unique<detail::core_ctx>(now_ns());
+    c->rt = st.get();
+    c->index = i;
+    c->topo_core = st->opts.cores[i];
+    c->view_scratch.resize(topo.core_count());
+    c->event_fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    c->epoll_fd = ::epoll_create1(EPOLL_CLOEXEC);
+    if (c->event_fd < 0 || c->epoll_fd < 0)
+      return std::unexpected(fmt::format("reactor {}: eventfd/epoll: {}", i, std::strerror(errno)));
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = c->event_fd;
+    ::epoll_ctl(c->epoll_fd, EPOLL_CTL_ADD, c->event_fd, &ev);
+    st->cores.push_back(std::move(c));
+  }
+  detail::latest_runtime.store(st.get(), std::memory_order_release);
+  for (auto& cp : st->cores) {
+    detail::core_ctx* c = cp.get();
+    c->thread = std::thread([c] { detail::reactor_main(*c); });
+    if (st->opts.pin_threads) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(topo.core(c->topo_core).os_cpu, &set);
+      // A failure to pin (a cpuset that excludes the core) is not fatal:
+      // the reactor still runs, only its placement is the OS's.
+      ::pthread_setaffinity_np(c->thread.native_handle(), sizeof set, &set);
+    }
+  }
+  auto p = std::make_unique<impl>();
+  p->state = std::move(st);
+  return std::unique_ptr<runtime>(new runtime(std::move(p)));
+}
+
+runtime::~runtime() {
+  detail::runtime_state& st = *impl_->state;
+  st.stopping.store(true, std::memory_order_release);
+  for (auto& c : st.cores) detail::kick(*c);
+  for (auto& c : st.cores) c->thread.join();
+  for (auto& c : st.cores) {
+    // Timers of fibers still parked at shutdown: leaks the tests report
+    // through timers_armed(); cancel them so the wheel's destructor is clean.
+    for (auto* b : c->timer_blocks) {
+      for (std::size_t i = 0; i < 64; ++i) c->timers.cancel(b[i].tm);
+      delete[] b;
+    }
+    c->timer_blocks.clear();
+    ::close(c->event_fd);
+    ::close(c->epoll_fd);
+  }
+  detail::runtime_state* expected = &st;
+  detail::latest_runtime.compare_exchange_strong(expected, nullptr);
+}
+
+void runtime::run_blocking(std::move_only_function<void()> fn) {
+  std::binary_semaphore done(0);
+  std::exception_ptr error;
+  detail::set_current_runtime(impl_->state.get());
+  spawn([&] {
+    try {
+      fn();
+    } catch (...) {
+      error = std::current_exception();
+    }
+    done.release();
+  }).detach();
+  done.acquire();
+  detail::set_current_runtime(nullptr);
+  if (error) std::rethrow_exception(error);
+}
+
+void runtime::add_poller(unsigned core, poller* p) {
+  detail::post(*impl_->state, core, [c = &impl_->state->core(core), p] { c->pollers.push_back(p); });
+}
+
+void runtime::remove_poller(unsigned core, poller* p) {
+  std::binary_semaphore done(0);
+  detail::post(*impl_->state, core, [c = &impl_->state->core(core), p, &done] {
+    std::erase(c->pollers, p);
+    done.release();
+  });
+  done.acquire();
+}
+
+unsigned runtime::cores() const { return unsigned(impl_->state->cores.size()); }
+core_id runtime::topology_core(unsigned i) const { return impl_->state->opts.cores[i]; }
+const topology& runtime::topo() const { return impl_->state->topo; }
+
+core_counters runtime::counters(unsigned core) const {
+  core_counters out;
+  auto* dst = reinterpret_cast<std::uint64_t*>(&out);
+  const auto& src = impl_->state->core(core).published.v;
+  for (std::size_t i = 0; i < std::size(src); ++i) dst[i] = src[i].load(std::memory_order_relaxed);
+  return out;
+}
+
+std::size_t runtime::live_fibers() const { return impl_->state->live_fibers.load(); }
+std::size_t runtime::stacks_in_use() const { return impl_->state->stacks.in_use(); }
+std::size_t runtime::timers_armed() const {
+  std::size_t n = 0;
+  for (auto& c : impl_->state->cores) n += c->pub_timers.load(std::memory_order_relaxed);
+  return n;
+}
+
+}  // namespace affine

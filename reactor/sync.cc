@@ -1,0 +1,227 @@
+// Wait queue, mutex, condition variable, semaphore, event and wait_any.
+//
+// All of them park through prepare_park/park (wake.cc): the fiber registers
+// on the queue under the owner's spinlock, drops the lock, then parks; a
+// notifier that gets there before the fiber is off its core simply finds it
+// "parking" and the fiber does not sleep at all. Ownership of a mutex or a
+// semaphore unit is handed to the woken fiber directly (no barging), and a
+// waiter that timed out is skipped by notifiers, so no notification is lost.
+
+#include <cassert>
+#include <memory>
+
+#include "affine/sync.hh"
+#include "reactor/runtime_state.hh"
+
+namespace affine {
+
+namespace {
+
+detail::fiber* self() {
+  detail::core_ctx* c = detail::this_core();
+  assert(c != nullptr && c->current != nullptr && "blocking call outside a fiber");
+  return c->current;
+}
+
+// After a timeout, take the waiter off its queue if no notifier did.
+void unlink_if_linked(spinlock& lock, wait_queue& q, wait_queue::waiter& w) {
+  lock.lock();
+  if (w.linked) q.unlink(w);
+  lock.unlock();
+}
+
+}  // namespace
+
+void wait_queue::link(waiter& w) {
+  w.next = nullptr;
+  w.prev = tail_;
+  (tail_ != nullptr ? tail_->next : head_) = &w;
+  tail_ = &w;
+  w.linked = true;
+}
+
+void wait_queue::unlink(waiter& w) {
+  (w.prev != nullptr ? w.prev->next : head_) = w.next;
+  (w.next != nullptr ? w.next->prev : tail_) = w.prev;
+  w.next = w.prev = nullptr;
+  w.linked = false;
+}
+
+bool wait_queue::wait(spinlock& held, std::uint64_t deadline_ns) {
+  waiter w;
+  w.f = self();
+  w.generation = detail::prepare_park();
+  link(w);
+  held.unlock();
+  if (detail::park(w.generation, deadline_ns) == detail::wake_reason::notified) return true;
+  unlink_if_linked(held, *this, w);
+  return false;
+}
+
+bool wait_queue::notify_one(bool sync) {
+  const auto kind = detail::current_waker_kind();
+  while (waiter* w = head_) {
+    unlink(*w);
+    // Copy before waking: once woken, the waiter's stack frame may be gone.
+    detail::fiber* f = w->f;
+    const std::uint32_t gen = w->generation;
+    if (detail::try_wake(f->header, f, gen, detail::wake_reason::notified, kind, sync)) return true;
+  }
+  return false;
+}
+
+std::size_t wait_queue::notify_all(bool sync) {
+  std::size_t n = 0;
+  while (notify_one(sync)) ++n;
+  return n;
+}
+
+// ---- mutex ------------------------------------------------------------------
+
+void mutex::lock() { lock_until(no_deadline); }
+
+bool mutex::try_lock() {
+  lock_.lock();
+  const bool got = !held_;
+  held_ = true;
+  lock_.unlock();
+  return got;
+}
+
+bool mutex::lock_until(std::uint64_t deadline_ns) {
+  lock_.lock();
+  if (!held_) {
+    held_ = true;
+    lock_.unlock();
+    return true;
+  }
+  return waiters_.wait(lock_, deadline_ns);  // notified = ownership handed over
+}
+
+void mutex::unlock() {
+  lock_.lock();
+  assert(held_);
+  if (!waiters_.notify_one()) held_ = false;
+  lock_.unlock();
+}
+
+// ---- condition variable -------------------------------------------------------
+
+bool condition_variable::wait(mutex& m, std::uint64_t deadline_ns) {
+  wait_queue::waiter w;
+  w.f = self();
+  lock_.lock();
+  w.generation = detail::prepare_park();
+  waiters_.link(w);
+  m.unlock();  // after linking: a notify after this unlock finds us
+  lock_.unlock();
+  const bool notified = detail::park(w.generation, deadline_ns) == detail::wake_reason::notified;
+  if (!notified) unlink_if_linked(lock_, waiters_, w);
+  m.lock();
+  return notified;
+}
+
+void condition_variable::notify_one() {
+  lock_.lock();
+  waiters_.notify_one();
+  lock_.unlock();
+}
+
+void condition_variable::notify_all() {
+  lock_.lock();
+  waiters_.notify_all();
+  lock_.unlock();
+}
+
+// ---- semaphore ------------------------------------------------------------------
+
+bool semaphore::acquire(std::uint64_t deadline_ns) {
+  lock_.lock();
+  if (count_ > 0) {
+    --count_;
+    lock_.unlock();
+    return true;
+  }
+  return waiters_.wait(lock_, deadline_ns);  // notified = a unit handed over
+}
+
+bool semaphore::try_acquire() {
+  lock_.lock();
+  const bool got = count_ > 0;
+  if (got) --count_;
+  lock_.unlock();
+  return got;
+}
+
+void semaphore::release(std::uint64_t n) {
+  lock_.lock();
+  for (; n > 0 && waiters_.notify_one(); --n) {
+  }
+  count_ += n;
+  lock_.unlock();
+}
+
+std::uint64_t semaphore::available() const {
+  lock_.lock();
+  const std::uint64_t n = count_;
+  lock_.unlock();
+  return n;
+}
+
+// ---- event and wait_any -------------------------------------------------------
+
+void event::set() {
+  lock_.lock();
+  set_.store(true, std::memory_order_release);
+  waiters_.notify_all();
+  lock_.unlock();
+}
+
+bool event::wait(std::uint64_t deadline_ns) {
+  lock_.lock();
+  if (is_set()) {
+    lock_.unlock();
+    return true;
+  }
+  waiters_.wait(lock_, deadline_ns);
+  return is_set();
+}
+
+std::optional<std::size_t> wait_any(std::span<event* const> events, std::uint64_t deadline_ns) {
+  const std::size_t n = events.size();
+  wait_queue::waiter local[8];
+  std::unique_ptr<wait_queue::waiter[]> heap;
+  wait_queue::waiter* w = local;
+  if (n > std::size(local)) w = (heap = std::make_unique<wait_queue::waiter[]>(n)).get();
+
+  detail::fiber* me = self();
+  const std::uint32_t gen = detail::prepare_park();
+  std::size_t linked = 0;
+  bool already = false;
+  for (; linked < n; ++linked) {
+    event& e = *events[linked];
+    e.lock_.lock();
+    if (e.is_set()) {
+      e.lock_.unlock();
+      already = true;
+      break;
+    }
+    w[linked].f = me;
+    w[linked].generation = gen;
+    e.waiters_.link(w[linked]);
+    e.lock_.unlock();
+  }
+  if (already) {
+    // Not going to sleep: leave the parking generation as running.
+    me->set_state(gen, detail::phase::running);
+  } else {
+    detail::park(gen, deadline_ns);
+  }
+  for (std::size_t i = 0; i < linked; ++i)
+    unlink_if_linked(events[i]->lock_, events[i]->waiters_, w[i]);
+  for (std::size_t i = 0; i < n; ++i)
+    if (events[i]->is_set()) return i;
+  return std::nullopt;
+}
+
+}  // namespace affine
