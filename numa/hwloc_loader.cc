@@ -2,7 +2,9 @@
 // or an XML export. hwloc objects never leave this file; what the rest of
 // affine sees is the flat core list of topology::from_cores.
 
+#include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -104,6 +106,42 @@ std::expected<topology, std::string> to_topology(hwloc_topology_t t) {
   return topology::from_cores(std::move(cores), 0, std::move(pci_nodes));
 }
 
+// hwloc builds a synthetic topology in time that grows with the square of
+// its size (100,000 PUs take minutes), so oversized descriptions are refused
+// before loading. Real machines stay far below this.
+constexpr unsigned long long max_synthetic_pus = 16384;
+
+// The PUs a synthetic description asks for: the product of its arities
+// ("pack:4", or a bare "4"). Attributes in parentheses and memory
+// attachments in brackets carry no arity; tokens hwloc would reject anyway
+// are left for hwloc to reject. Saturates at max_synthetic_pus + 1.
+unsigned long long synthetic_pu_estimate(std::string_view desc) {
+  constexpr unsigned long long too_many = max_synthetic_pus + 1;
+  unsigned long long pus = 1;
+  int nesting = 0;
+  std::string token;
+  const auto take = [&] {
+    const auto colon = token.rfind(':');
+    const std::string_view arity = colon == std::string::npos ? std::string_view(token)
+                                                              : std::string_view(token).substr(colon + 1);
+    unsigned long long n = 0;
+    const auto [end, ec] = std::from_chars(arity.data(), arity.data() + arity.size(), n);
+    if (!arity.empty() && end == arity.data() + arity.size()) {
+      if (ec == std::errc::result_out_of_range) n = too_many;
+      pus = std::min(pus * std::min(n, too_many), too_many);
+    }
+    token.clear();
+  };
+  for (char ch : desc) {
+    if (ch == '(' || ch == '[') ++nesting;
+    else if (ch == ')' || ch == ']') --nesting;
+    else if (nesting == 0 && (ch == ' ' || ch == '\t')) take();
+    else if (nesting == 0) token += ch;
+  }
+  take();
+  return pus;
+}
+
 }  // namespace
 
 std::expected<topology, std::string> topology::from_system() {
@@ -120,6 +158,10 @@ std::expected<topology, std::string> topology::from_synthetic(std::string_view d
   auto t = new_topology();
   if (!t) return std::unexpected(t.error());
   const std::string text(desc);
+  if (synthetic_pu_estimate(text) > max_synthetic_pus) {
+    return std::unexpected(
+        fmt::format("synthetic topology \"{}\" is too large: more than {} PUs", text, max_synthetic_pus));
+  }
   if (hwloc_topology_set_synthetic(t->get(), text.c_str()) != 0 || hwloc_topology_load(t->get()) != 0) {
     return std::unexpected(fmt::format(
         "bad synthetic topology \"{}\": hwloc cannot parse it (expected e.g. \"pack:4 numa:1 l3:8 core:4 pu:1\")",
