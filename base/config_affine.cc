@@ -49,115 +49,128 @@ const string_format ipv4_or_none{
     .allowed = "like \"10.77.0.1\", or \"\"",
 };
 
-schema make_schema() {
-  return schema(
-      "affine", {},
+// [reactor]: DESIGN.md section 2.
+table_spec reactor() {
+  return section(
+      "reactor", "One reactor thread per core: which cores, and how a reactor spends its time (DESIGN.md section 2).",
       {
-          section(
-              "reactor", "One reactor thread per core: which cores, and how a reactor spends its time (DESIGN.md section 2).",
-              {
-                  cores("cores", core_list{},
-                        "Cores that run a reactor, one thread each: \"auto\" for every core this process may use, "
-                        "a list of core numbers as affine-topo shows them, or how many."),
-                  enumeration("idle", {"spin", "sleep"}, "sleep",
-                              "What a reactor with no work does once it has polled for spin_us: keep polling, or "
-                              "sleep until a packet, a wakeup or a timer (idle reactors must sleep on a small machine)."),
-                  integer("spin_us", {0, 1'000'000}, 50,
-                          "How long a reactor with no work keeps polling before it goes idle, in microseconds."),
-                  integer("stack_kib", {16, 8192}, 64,
-                          "Stack size of each fiber, in KiB; a guard page below each stack catches overflows."),
-                  integer("task_quota_us", {10, 1'000'000}, 500,
-                          "How long a reactor runs fibers before it polls its RX queues again, in microseconds."),
-                  enumeration("rxq_placement", {"local", "spread"}, "local",
-                              "Which cores poll the RX queues: cores of the NIC's NUMA node (local), or cores "
-                              "spread over all nodes."),
-              }),
-          section("sched", "Where a woken fiber runs, and how idle cores take work (DESIGN.md section 1: P1, P4).",
-                  {
-                      boolean("rx_wakeup_sync", false,
-                              "Whether a wakeup from the RX path is a sync wakeup, which lets wake-affine pull the "
-                              "fiber onto the NIC's node; false keeps the load spread over the nodes (P1, seed 000)."),
-                      enumeration("wake_affine", {"off", "task-only", "always"}, "task-only",
-                                  "Who may use wake-affine's shortcut to a waker's core that runs one fiber: nobody, "
-                                  "fiber wakers only, or also the RX path and timers as the kernel did (P4, seed 004)."),
-                      integer("balance_interval_us", {0, 10'000'000}, 1000,
-                              "How often each reactor runs the load balancer, in microseconds; 0 = no periodic "
-                              "balance."),
-                      boolean("steal", true,
-                              "Let a reactor with no work steal runnable fibers from busier cores, nearest "
-                              "scheduling domain first."),
-                  }),
-          section("busy_poll", "A fiber waiting for data may poll its RX queue instead of sleeping (P2, seed 001).",
-                  {
-                      integer("budget_us", {0, 100'000}, 50,
-                              "How long a fiber may busy-poll for data before it sleeps, in microseconds; 0 = off "
-                              "(P2, seed 001)."),
-                      boolean("yield_when_runnable", true,
-                              "Stop busy-polling as soon as another fiber is runnable on the core (P2, seed 001)."),
-                  }),
-          section("log", "Log lines on stderr, each prefixed with its core ([c3], [--] off the reactors) and level.",
-                  {
-                      enumeration("level", {"trace", "debug", "info", "warn", "error"}, "info",
-                                  "The least severe level printed."),
-                      integer("ratelimit_per_s", {1, 100'000}, 10,
-                              "Lines per second that each rate-limited call site (data-path warnings) may print; "
-                              "the next line it prints says how many it held back."),
-                  }),
-          section("stats", "Per-core counters: decisions, steals, RPS handoffs, busy-poll exits, drops (DESIGN.md section 7).",
-                  {
-                      integer("interval_ms", {0, 3'600'000}, 0,
-                              "How often a stats line is logged, in milliseconds; 0 = off."),
-                      integer("prometheus_port", {0, 65535}, 0,
-                              "TCP port of the Prometheus text endpoint; 0 = off."),
-                  }),
-          array_of_tables(
-              "port", "A network port, one [[port]] table each.",
-              {
-                  enumeration("driver", {"dpdk", "uring"}, "dpdk",
-                              "What drives the port: a DPDK poll-mode driver, or kernel sockets through io_uring "
-                              "(the fallback, and the baseline for benchmarks)."),
-                  string_array("eal", {},
-                               "DPDK EAL arguments, like [\"--no-huge\", \"--no-pci\", "
-                               "\"--vdev=net_tap0,iface=affine0\"]."),
-                  integer("queues", {1, 1024}, 1,
-                          "RX queues; RSS spreads flows over them. Every reactor has its own TX queue besides."),
-                  enumeration("rss", {"symmetric", "default", "off"}, "symmetric",
-                              "RSS hash key: symmetric (both directions of a flow on one queue), the driver's "
-                              "default, or no RSS."),
-                  string("ip", "",
-                         "The port's IPv4 address and prefix length; \"\" = none (the uring driver uses the "
-                         "kernel's addresses).",
-                         &ipv4_cidr_or_none),
-                  string("gateway", "", "IPv4 address of the default gateway; \"\" = none.", &ipv4_or_none),
-                  integer("mtu", {68, 9216}, 1500, "MTU in bytes."),
-                  string("pci", "", "PCI address of the NIC, like \"0000:03:00.0\"; \"\" = a virtual device named in eal."),
-                  integer("numa_node", {-1, 1023}, -1, "NUMA node of the NIC; -1 = ask hwloc."),
-                  integer("mbufs", {1023, 1'048'575}, 8191,
-                          "Packet buffers in the port's pool; 2^n - 1 suits DPDK's mempool best."),
-              },
-              {
-                  array_of_tables(
-                      "rxq",
-                      "Settings of one RX queue of the [[port]] above; a queue without a table has the defaults "
-                      "(P3, seed 003).",
-                      {
-                          integer("queue", {0, 1023}, required, "The RX queue these settings are for."),
-                          enumeration("rps", {"off", "hash", "flow", "idle"}, "off",
-                                      "Hand received batches to another core: no (off), by flow hash as kernel RPS "
-                                      "does (hash), to the consuming fiber's core (flow), or to an idle core sharing "
-                                      "its LLC, else as flow (idle) (P3, seed 003)."),
-                          integer("busy_poll_budget_us", {-1, 100'000}, -1,
-                                  "Busy-poll budget of fibers polling this queue, in microseconds; -1 = "
-                                  "busy_poll.budget_us."),
-                      }),
-              }),
+          cores("cores", core_list{},
+                "Cores that run a reactor, one thread each: \"auto\" for every core this process may use, a list "
+                "of core numbers as affine-topo shows them, or how many."),
+          enumeration("idle", {"spin", "sleep"}, "sleep",
+                      "What a reactor with no work does once it has polled for spin_us: keep polling, or sleep "
+                      "until a packet, a wakeup or a timer (idle reactors must sleep on a small machine)."),
+          integer("spin_us", {0, 1'000'000}, 50,
+                  "How long a reactor with no work keeps polling before it goes idle, in microseconds."),
+          integer("stack_kib", {16, 8192}, 64,
+                  "Stack size of each fiber, in KiB; a guard page below each stack catches overflows."),
+          integer("task_quota_us", {10, 1'000'000}, 500,
+                  "How long a reactor runs fibers before it polls its RX queues again, in microseconds."),
+          enumeration("rxq_placement", {"local", "spread"}, "local",
+                      "Which cores poll the RX queues: cores of the NIC's NUMA node (local), or cores spread over "
+                      "all nodes."),
       });
+}
+
+// [sched] and [busy_poll]: the policies of DESIGN.md section 1.
+table_spec sched() {
+  return section(
+      "sched", "Where a woken fiber runs, and how idle cores take work (DESIGN.md section 1: P1, P4).",
+      {
+          boolean("rx_wakeup_sync", false,
+                  "Whether a wakeup from the RX path is a sync wakeup, which lets wake-affine pull the fiber onto "
+                  "the NIC's node; false keeps the load spread over the nodes (P1, seed 000)."),
+          enumeration("wake_affine", {"off", "task-only", "always"}, "task-only",
+                      "Who may use wake-affine's shortcut to a waker's core that runs one fiber: nobody, fiber "
+                      "wakers only, or also the RX path and timers as the kernel did (P4, seed 004)."),
+          integer("balance_interval_us", {0, 10'000'000}, 1000,
+                  "How often each reactor runs the load balancer, in microseconds; 0 = no periodic balance."),
+          boolean("steal", true,
+                  "Let a reactor with no work steal runnable fibers from busier cores, nearest scheduling domain "
+                  "first."),
+      });
+}
+
+table_spec busy_poll() {
+  return section(
+      "busy_poll", "A fiber waiting for data may poll its RX queue instead of sleeping (P2, seed 001).",
+      {
+          integer("budget_us", {0, 100'000}, 50,
+                  "How long a fiber may busy-poll for data before it sleeps, in microseconds; 0 = off (P2, seed "
+                  "001)."),
+          boolean("yield_when_runnable", true,
+                  "Stop busy-polling as soon as another fiber is runnable on the core (P2, seed 001)."),
+      });
+}
+
+// [log] and [stats]: DESIGN.md section 7.
+table_spec logging() {
+  return section(
+      "log", "Log lines on stderr, each prefixed with its core ([c3], [--] off the reactors) and level.",
+      {
+          enumeration("level", {"trace", "debug", "info", "warn", "error"}, "info", "The least severe level printed."),
+          integer("ratelimit_per_s", {1, 100'000}, 10,
+                  "Lines per second that each rate-limited call site (data-path warnings) may print; the next line "
+                  "it prints says how many it held back."),
+      });
+}
+
+table_spec stats() {
+  return section(
+      "stats", "Per-core counters: decisions, steals, RPS handoffs, busy-poll exits, drops (DESIGN.md section 7).",
+      {
+          integer("interval_ms", {0, 3'600'000}, 0, "How often a stats line is logged, in milliseconds; 0 = off."),
+          integer("prometheus_port", {0, 65535}, 0, "TCP port of the Prometheus text endpoint; 0 = off."),
+      });
+}
+
+// [[port.rxq]]: per-queue RPS is what seed 003's review asked for.
+table_spec rxq() {
+  return array_of_tables(
+      "rxq", "Settings of one RX queue of the [[port]] above; a queue without a table has the defaults (P3, seed 003).",
+      {
+          integer("queue", {0, 1023}, required, "The RX queue these settings are for."),
+          enumeration("rps", {"off", "hash", "flow", "idle"}, "off",
+                      "Hand received batches to another core: no (off), by flow hash as kernel RPS does (hash), to "
+                      "the consuming fiber's core (flow), or to an idle core sharing its LLC, else as flow (idle) "
+                      "(P3, seed 003)."),
+          integer("busy_poll_budget_us", {-1, 100'000}, -1,
+                  "Busy-poll budget of fibers polling this queue, in microseconds; -1 = busy_poll.budget_us."),
+      });
+}
+
+table_spec port() {
+  return array_of_tables(
+      "port", "A network port, one [[port]] table each.",
+      {
+          enumeration("driver", {"dpdk", "uring"}, "dpdk",
+                      "What drives the port: a DPDK poll-mode driver, or kernel sockets through io_uring (the "
+                      "fallback, and the baseline for benchmarks)."),
+          string_array("eal", {},
+                       "DPDK EAL arguments, like [\"--no-huge\", \"--no-pci\", \"--vdev=net_tap0,iface=affine0\"]."),
+          integer("queues", {1, 1024}, 1,
+                  "RX queues; RSS spreads flows over them. Every reactor has its own TX queue besides."),
+          enumeration("rss", {"symmetric", "default", "off"}, "symmetric",
+                      "RSS hash key: symmetric (both directions of a flow on one queue), the driver's default, or "
+                      "no RSS."),
+          string("ip", "",
+                 "The port's IPv4 address and prefix length; \"\" = none (the uring driver uses the kernel's "
+                 "addresses).",
+                 &ipv4_cidr_or_none),
+          string("gateway", "", "IPv4 address of the default gateway; \"\" = none.", &ipv4_or_none),
+          integer("mtu", {68, 9216}, 1500, "MTU in bytes."),
+          string("pci", "", "PCI address of the NIC, like \"0000:03:00.0\"; \"\" = a virtual device named in eal."),
+          integer("numa_node", {-1, 1023}, -1, "NUMA node of the NIC; -1 = ask hwloc."),
+          integer("mbufs", {1023, 1'048'575}, 8191,
+                  "Packet buffers in the port's pool; 2^n - 1 suits DPDK's mempool best."),
+      },
+      {rxq()});
 }
 
 }  // namespace
 
 const config::schema& config_schema() {
-  static const config::schema s = make_schema();
+  static const config::schema s("affine", {}, {reactor(), sched(), busy_poll(), logging(), stats(), port()});
   return s;
 }
 

@@ -12,7 +12,7 @@ namespace {
 // "--config FILE" or "--config=FILE": the option's value, consuming what it
 // uses; nullopt if `args[i]` is not this option.
 std::optional<std::expected<std::string, std::string>> option_value(std::span<const std::string> args, std::size_t& i,
-                                                                     std::string_view option) {
+                                                                    std::string_view option) {
   const std::string& arg = args[i];
   if (arg.starts_with(option) && arg.size() > option.size() && arg[option.size()] == '=') {
     return arg.substr(option.size() + 1);

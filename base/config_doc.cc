@@ -40,7 +40,8 @@ void reference_table(std::string& out, const table_spec& t, std::string_view pat
   if (!t.keys.empty()) {
     out += "| key | type | default | allowed | meaning |\n|---|---|---|---|---|\n";
     for (const key_spec& k : t.keys) {
-      const std::string def = k.default_value ? fmt::format("`{}`", detail::toml_literal(*k.default_value)) : "required";
+      const std::string def =
+          k.default_value ? fmt::format("`{}`", detail::toml_literal(*k.default_value)) : "required";
       const std::string allowed = k.type == value_type::boolean ? std::string() : detail::allowed_text(k);
       out += fmt::format("| `{}` | {} | {} | {} | {} |\n", k.name, type_name(k.type), cell(def), cell(allowed),
                          cell(k.help));
@@ -61,8 +62,8 @@ std::expected<std::string, std::string> splice_key_reference(const schema& s, st
   const std::size_t begin = doc.find(reference_begin);
   const std::size_t end = doc.find(reference_end);
   if (begin == std::string_view::npos || end == std::string_view::npos || end < begin) {
-    return std::unexpected(fmt::format("the document needs the lines\n{}\n{}\naround the key reference",
-                                       reference_begin, reference_end));
+    return std::unexpected(
+        fmt::format("the document needs the lines\n{}\n{}\naround the key reference", reference_begin, reference_end));
   }
   const std::size_t body = begin + reference_begin.size();
   return fmt::format("{}\n{}\n{}", doc.substr(0, body), key_reference(s), doc.substr(end));

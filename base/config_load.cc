@@ -21,8 +21,7 @@ using detail::origin;
 
 class loader {
  public:
-  loader(const table_spec& root, std::shared_ptr<const std::string> source)
-      : root_(root), source_(std::move(source)) {}
+  loader(const table_spec& root, std::shared_ptr<const std::string> source) : root_(root), source_(std::move(source)) {}
 
   void load_table(node& n, const toml::table& t) {
     for (auto&& [k, v] : t) {
@@ -55,7 +54,9 @@ class loader {
     return first_->message;
   }
 
-  origin at(std::uint32_t line) const { return {.from = origin::kind::file, .source = source_, .line = line, .subject = {}}; }
+  origin at(std::uint32_t line) const {
+    return {.from = origin::kind::file, .source = source_, .line = line, .subject = {}};
+  }
 
  private:
   void load_sub_table(std::vector<node>& instances, const table_spec& spec, const std::string& path,

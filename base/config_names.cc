@@ -21,7 +21,8 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
     for (std::size_t j = 1; j <= b.size(); ++j) {
       const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
       d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
     }
   }
   return d[a.size()][b.size()];
@@ -35,8 +36,7 @@ struct suggestion {
   std::string path;
 };
 
-void consider(std::optional<suggestion>& best, std::string_view name, std::string_view candidate,
-              std::string path) {
+void consider(std::optional<suggestion>& best, std::string_view name, std::string_view candidate, std::string path) {
   const std::size_t d = edit_distance(name, candidate);
   if (near(d, name) && (!best || d < best->distance)) best = suggestion{d, std::move(path)};
 }
@@ -50,8 +50,8 @@ void consider_table(std::optional<suggestion>& best, std::string_view name, cons
 
 // Every name in the schema but those of `skip`, with generic paths
 // ("port[].queues"), as candidates for a name put in the wrong table.
-void consider_all(std::optional<suggestion>& best, std::string_view name, const table_spec& t,
-                  std::string_view path, const table_spec& skip) {
+void consider_all(std::optional<suggestion>& best, std::string_view name, const table_spec& t, std::string_view path,
+                  const table_spec& skip) {
   if (&t != &skip) consider_table(best, name, t, path);
   for (const table_spec& sub : t.tables) {
     const std::string sub_path = child_path(path, sub.name) + (sub.array ? "[]" : "");
@@ -60,6 +60,12 @@ void consider_all(std::optional<suggestion>& best, std::string_view name, const 
 }
 
 }  // namespace
+
+bool is_bare_key(std::string_view name) {
+  return !name.empty() && std::ranges::all_of(name, [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+  });
+}
 
 std::optional<std::size_t> find_key(const table_spec& t, std::string_view name) {
   const auto it = std::ranges::find(t.keys, name, &key_spec::name);

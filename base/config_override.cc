@@ -1,8 +1,6 @@
 // --set PATH=VALUE: the same checks as the file, reported with the
 // assignment in place of FILE:LINE.
 
-#include <algorithm>
-
 #include <fmt/format.h>
 
 #include "base/config_toml.hh"
@@ -19,10 +17,6 @@ struct path_step {
   std::string_view name;
   std::optional<std::size_t> index;  // port[0]
 };
-
-bool is_name_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-}
 
 // "port[0].rxq[1].rps" -> {port,0} {rxq,1} {rps}; nullopt if malformed.
 std::optional<std::vector<path_step>> parse_path(std::string_view path) {
@@ -41,7 +35,7 @@ std::optional<std::vector<path_step>> parse_path(std::string_view path) {
       s.index = std::stoul(std::string(digits));
       step = step.substr(0, open);
     }
-    if (step.empty() || !std::ranges::all_of(step, is_name_char)) return std::nullopt;
+    if (!detail::is_bare_key(step)) return std::nullopt;
     s.name = step;
     steps.push_back(s);
   }
@@ -76,7 +70,10 @@ class override_one {
     const std::string_view path = assignment.substr(0, eq);
     at_.subject = std::string(path);
     const auto steps = parse_path(path);
-    if (!steps) return fmt::format("{}: \"{}\" is not a key path (allowed: like sched.steal or port[0].queues)", at_.text(), path);
+    if (!steps) {
+      return fmt::format("{}: \"{}\" is not a key path (allowed: like sched.steal or port[0].queues)", at_.text(),
+                         path);
+    }
 
     node* n = &root;
     for (std::size_t i = 0; i + 1 < steps->size(); ++i) {
@@ -104,7 +101,8 @@ class override_one {
     const auto i = detail::find_table(*n.spec, step.name);
     if (!i) {
       const std::string_view noun = n.spec == &root_spec_ ? "section" : "table";
-      return std::unexpected(detail::located(at_, path, detail::unknown_name(root_spec_, *n.spec, n.path, step.name, noun)));
+      return std::unexpected(
+          detail::located(at_, path, detail::unknown_name(root_spec_, *n.spec, n.path, step.name, noun)));
     }
     const table_spec& spec = n.spec->tables[*i];
     std::vector<node>& instances = n.tables[*i];
@@ -139,7 +137,8 @@ std::expected<void, std::string> apply_sets(settings& s, std::span<const std::st
   for (const std::string& assignment : assignments) {
     if (auto error = override_one(*root.spec, assignment).apply(root)) return std::unexpected(std::move(*error));
   }
-  // Only tables an assignment added can lack a required key: name that assignment.
+  // A table an assignment added (or, without a file, the top level) may lack
+  // a required key; the message names where the table came from.
   if (auto missing = detail::first_missing_required(root)) return std::unexpected(std::move(missing->message));
   s = detail::access::make(std::move(root));
   return {};

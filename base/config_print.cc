@@ -92,8 +92,9 @@ void emit_table(std::string& out, const table_spec& t, std::string_view header, 
 }  // namespace
 
 std::string print_config(const settings& s) {
-  std::string out = "# The effective configuration. A comment says where a value that is not the\n"
-                    "# default came from.\n";
+  std::string out =
+      "# The effective configuration. A comment says where a value that is not the\n"
+      "# default came from.\n";
   print_node(out, *detail::access::root(s), "");
   return out;
 }
@@ -103,8 +104,9 @@ std::string emit_default(const schema& s) {
   append_comment(out, fmt::format("{} configuration: every key, with its allowed values and its default. "
                                   "A file needs only the keys it changes.",
                                   s.title()));
-  append_comment(out, "Generated from the schema declared in the code, and tested to match it: edit "
-                      "the schema, not this file, then regenerate it.");
+  append_comment(out,
+                 "Generated from the schema declared in the code, and tested to match it: edit "
+                 "the schema, not this file, then regenerate it.");
   emit_table(out, s.root(), "", "");
   return out;
 }

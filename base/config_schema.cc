@@ -20,23 +20,17 @@ std::optional<value> as_value(const std::optional<T>& def) {
   return value(*def);
 }
 
-bool is_bare_toml_key(std::string_view name) {
-  return !name.empty() && std::ranges::all_of(name, [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-  });
-}
-
 void check_table(const table_spec& t, const std::string& path) {
   std::vector<std::string_view> names;
   for (const key_spec& k : t.keys) names.push_back(k.name);
   for (const table_spec& sub : t.tables) names.push_back(sub.name);
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    if (!is_bare_toml_key(names[i])) {
-      detail::programming_error(fmt::format("schema: \"{}\" in [{}] is not a bare TOML key", names[i], path));
+  const std::string table = path.empty() ? "the top level" : fmt::format("[{}]", path);
+  for (const std::string_view name : names) {
+    if (!detail::is_bare_key(name)) {
+      detail::programming_error(fmt::format("schema: \"{}\" in {} is not a bare TOML key", name, table));
     }
-    if (std::find(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(i), names[i]) !=
-        names.begin() + static_cast<std::ptrdiff_t>(i)) {
-      detail::programming_error(fmt::format("schema: \"{}\" is declared twice in [{}]", names[i], path));
+    if (std::ranges::count(names, name) > 1) {
+      detail::programming_error(fmt::format("schema: \"{}\" is declared twice in {}", name, table));
     }
   }
   for (const key_spec& k : t.keys) {
@@ -71,8 +65,8 @@ key_spec string(std::string_view name, std::optional<std::string_view> def, std:
   return {.name = name, .type = value_type::string, .default_value = std::move(v), .format = format, .help = help};
 }
 
-key_spec enumeration(std::string_view name, std::vector<std::string_view> choices,
-                     std::optional<std::string_view> def, std::string_view help) {
+key_spec enumeration(std::string_view name, std::vector<std::string_view> choices, std::optional<std::string_view> def,
+                     std::string_view help) {
   std::optional<value> v;
   if (def) v = value(std::string(*def));
   return {.name = name,
@@ -105,7 +99,8 @@ table_spec array_of_tables(std::string_view name, std::string_view help, std::ve
 }
 
 schema::schema(std::string_view title, std::vector<key_spec> keys, std::vector<table_spec> tables)
-    : title_(title), root_{.name = {}, .array = false, .help = {}, .keys = std::move(keys), .tables = std::move(tables)} {
+    : title_(title),
+      root_{.name = {}, .array = false, .help = {}, .keys = std::move(keys), .tables = std::move(tables)} {
   check_table(root_, "");
 }
 

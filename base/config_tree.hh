@@ -19,8 +19,8 @@ struct origin {
   enum class kind : std::uint8_t { default_value, file, command_line };
   kind from = kind::default_value;
   std::shared_ptr<const std::string> source;  // the file name, or "--set ASSIGNMENT"
-  std::uint32_t line = 0;                      // kind::file; 0: the whole file
-  std::string subject;                         // kind::command_line: the key the assignment names
+  std::uint32_t line = 0;                     // kind::file; 0: the whole file
+  std::string subject;                        // kind::command_line: the key the assignment names
 
   std::string text() const;  // "affine.toml:3", "--set a.b=c", "(default)"
 };
@@ -49,6 +49,9 @@ std::string table_header(const table_spec& t, std::string_view dotted);
 // The one-line error: "WHERE: KEY: WHAT", without KEY when an override names it.
 std::string located(const origin& at, std::string_view key, std::string_view what);
 
+// A name TOML takes without quotes: letters, digits, '_' and '-'. Schema
+// names must be bare, so every path can be written without quoting.
+bool is_bare_key(std::string_view name);
 std::optional<std::size_t> find_key(const table_spec& t, std::string_view name);
 std::optional<std::size_t> find_table(const table_spec& t, std::string_view name);
 

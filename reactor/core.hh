@@ -59,6 +59,7 @@ struct alignas(64) core_ctx {
   int migrate_to = -1;   // ... or to be queued on this reactor instead
   std::vector<poller*> pollers;  // owner-only; changed through the inbox
   std::uint64_t now = 0;         // reactor clock, refreshed every loop turn
+  std::uint64_t last_cycles = 0; // cycles() at the last switch back to the reactor
   std::uint64_t last_balance = 0;
   std::uint64_t last_load_update = 0;
   std::uint64_t last_publish = 0;

@@ -67,12 +67,13 @@ unsigned drain_inbox(core_ctx& c) {
 // is used, so the other rungs get their turn even under heavy fiber load.
 unsigned run_fibers(core_ctx& c) {
   unsigned n = 0;
-  const std::uint64_t until = cycles() + c.rt->quota_cycles;
+  c.last_cycles = cycles();
+  const std::uint64_t until = c.last_cycles + c.rt->quota_cycles;
   while (fiber* f = c.rq.pop()) {
     publish_state(c);
-    run_fiber(c, f);
+    run_fiber(c, f);  // refreshes c.last_cycles
     ++n;
-    if (cycles() >= until) break;
+    if (c.last_cycles >= until) break;
   }
   publish_state(c);
   return n;

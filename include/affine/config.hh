@@ -69,11 +69,11 @@ struct string_format {
 struct key_spec {
   std::string_view name;
   value_type type = value_type::string;
-  std::optional<value> default_value;      // none: the key is required
+  std::optional<value> default_value;       // none: the key is required
   int_range range{};                        // integer; the count of a core_list
   std::vector<std::string_view> choices{};  // enumeration
-  const string_format* format = nullptr;   // string; the schema owns it (a static)
-  std::string_view help;                   // one line
+  const string_format* format = nullptr;    // string; the schema owns it (a static)
+  std::string_view help;                    // one line
 };
 
 // Pass as the default of a key that has none: the file must give it.
@@ -83,8 +83,8 @@ key_spec boolean(std::string_view name, std::optional<bool> def, std::string_vie
 key_spec integer(std::string_view name, int_range range, std::optional<std::int64_t> def, std::string_view help);
 key_spec string(std::string_view name, std::optional<std::string_view> def, std::string_view help,
                 const string_format* format = nullptr);
-key_spec enumeration(std::string_view name, std::vector<std::string_view> choices,
-                     std::optional<std::string_view> def, std::string_view help);
+key_spec enumeration(std::string_view name, std::vector<std::string_view> choices, std::optional<std::string_view> def,
+                     std::string_view help);
 key_spec string_array(std::string_view name, std::vector<std::string> def, std::string_view help);
 key_spec cores(std::string_view name, core_list def, std::string_view help);
 
@@ -108,6 +108,9 @@ class schema {
   // Checks the declaration itself: names unique, defaults within their own
   // rules. A bad schema is a programming error and aborts with the reason.
   schema(std::string_view title, std::vector<key_spec> keys, std::vector<table_spec> tables);
+  // Settings point into their schema's declaration: it stays where it is.
+  schema(const schema&) = delete;
+  schema& operator=(const schema&) = delete;
 
   std::string_view title() const noexcept { return title_; }  // "affine": heads generated files
   const table_spec& root() const noexcept { return root_; }   // the top-level keys and tables

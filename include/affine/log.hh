@@ -80,8 +80,8 @@ inline bool enabled(level l) noexcept { return l >= detail::min_level.load(std::
 
 }  // namespace affine::log
 
-#define AFFINE_LOG_AT_(lvl, ...)                                              \
-  do {                                                                        \
+#define AFFINE_LOG_AT_(lvl, ...)                                                        \
+  do {                                                                                  \
     if (::affine::log::enabled(lvl)) ::affine::log::detail::write(lvl, 0, __VA_ARGS__); \
   } while (false)
 
@@ -94,11 +94,11 @@ inline bool enabled(level l) noexcept { return l >= detail::min_level.load(std::
 // `lvl` is a bare level name: AFFINE_LOG_RATELIMITED(warn, "bad checksum from {}", src).
 // A suppressed call costs a clock read and two atomic adds; nothing is
 // formatted and nothing allocated.
-#define AFFINE_LOG_RATELIMITED(lvl, ...)                                                   \
-  do {                                                                                     \
-    if (::affine::log::enabled(::affine::log::level::lvl)) {                               \
-      static ::affine::log::detail::ratelimit_site affine_log_site_;                       \
-      if (const auto affine_log_held_ = ::affine::log::detail::admit(affine_log_site_))    \
+#define AFFINE_LOG_RATELIMITED(lvl, ...)                                                         \
+  do {                                                                                           \
+    if (::affine::log::enabled(::affine::log::level::lvl)) {                                     \
+      static ::affine::log::detail::ratelimit_site affine_log_site_;                             \
+      if (const auto affine_log_held_ = ::affine::log::detail::admit(affine_log_site_))          \
         ::affine::log::detail::write(::affine::log::level::lvl, *affine_log_held_, __VA_ARGS__); \
-    }                                                                                      \
+    }                                                                                            \
   } while (false)

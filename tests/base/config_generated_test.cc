@@ -115,15 +115,16 @@ TEST(config_generated, key_reference_has_a_row_for_every_key) {
   const std::string ref = key_reference(config_schema());
   EXPECT_NE(ref.find("### `[sched]`"), std::string::npos);
   EXPECT_NE(ref.find("### `[[port.rxq]]`"), std::string::npos);
-  EXPECT_NE(ref.find("| `wake_affine` | enum | `\"task-only\"` | \"off\", \"task-only\", \"always\" |"), std::string::npos);
+  EXPECT_NE(ref.find("| `wake_affine` | enum | `\"task-only\"` | \"off\", \"task-only\", \"always\" |"),
+            std::string::npos);
   EXPECT_NE(ref.find("| `queue` | integer | required | 0..1023 |"), std::string::npos);
   EXPECT_NE(ref.find("| `steal` | bool | `true` |  |"), std::string::npos);
 }
 
 TEST(config_generated, splice_needs_both_markers) {
   EXPECT_FALSE(splice_key_reference(config_schema(), "# no markers\n"));
-  const std::string doc = std::string("intro\n") + std::string(reference_begin) + "\nold\n" +
-                          std::string(reference_end) + "\nafter\n";
+  const std::string doc =
+      std::string("intro\n") + std::string(reference_begin) + "\nold\n" + std::string(reference_end) + "\nafter\n";
   const auto spliced = splice_key_reference(config_schema(), doc);
   ASSERT_TRUE(spliced) << spliced.error();
   EXPECT_EQ(spliced->find("old"), std::string::npos);

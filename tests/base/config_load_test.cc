@@ -183,10 +183,14 @@ TEST(config_load, core_list_takes_auto_a_list_or_a_count) {
 
 TEST(config_load, bad_core_list_is_rejected_with_the_forms_allowed) {
   const std::string allowed = "(allowed: \"auto\", a list like \"0-7\" or \"0,2,4-6\", or a count 1..8192)";
-  EXPECT_EQ(load_error("[reactor]\ncores = \"7-3\""), "affine.toml:2: reactor.cores: \"7-3\" is not a core list " + allowed);
-  EXPECT_EQ(load_error("[reactor]\ncores = \"0,,2\""), "affine.toml:2: reactor.cores: \"0,,2\" is not a core list " + allowed);
-  EXPECT_EQ(load_error("[reactor]\ncores = \"all\""), "affine.toml:2: reactor.cores: \"all\" is not a core list " + allowed);
-  EXPECT_EQ(load_error("[reactor]\ncores = \"8192\""), "affine.toml:2: reactor.cores: \"8192\" is not a core list " + allowed);
+  EXPECT_EQ(load_error("[reactor]\ncores = \"7-3\""),
+            "affine.toml:2: reactor.cores: \"7-3\" is not a core list " + allowed);
+  EXPECT_EQ(load_error("[reactor]\ncores = \"0,,2\""),
+            "affine.toml:2: reactor.cores: \"0,,2\" is not a core list " + allowed);
+  EXPECT_EQ(load_error("[reactor]\ncores = \"all\""),
+            "affine.toml:2: reactor.cores: \"all\" is not a core list " + allowed);
+  EXPECT_EQ(load_error("[reactor]\ncores = \"8192\""),
+            "affine.toml:2: reactor.cores: \"8192\" is not a core list " + allowed);
   EXPECT_EQ(load_error("[reactor]\ncores = 0"), "affine.toml:2: reactor.cores: 0 is out of range " + allowed);
   EXPECT_EQ(load_error("[reactor]\ncores = true"),
             "affine.toml:2: reactor.cores: expected a string or an integer, got a boolean " + allowed);
@@ -271,8 +275,9 @@ TEST(config_load, value_not_among_the_choices_lists_them) {
 TEST(config_load, malformed_toml_is_a_syntax_error_with_its_line) {
   EXPECT_EQ(load_error("[sched]\nsteal = true\n\nwake_affine = \n"),
             "affine.toml:4: syntax error: Error while parsing key-value pair: expected value, saw '\\n'");
-  EXPECT_EQ(load_error("[sched]\nsteal = true\nsteal = false\n"),
-            "affine.toml:3: syntax error: Error while parsing key-value pair: cannot redefine existing boolean 'steal'");
+  EXPECT_EQ(
+      load_error("[sched]\nsteal = true\nsteal = false\n"),
+      "affine.toml:3: syntax error: Error while parsing key-value pair: cannot redefine existing boolean 'steal'");
 }
 
 TEST(config_load, required_key_missing_names_the_table_header_line) {
@@ -290,10 +295,11 @@ TEST(config_load, first_error_in_line_order_is_reported) {
 
 TEST(config_load, ip_must_be_an_ipv4_address_with_prefix_length) {
   const std::string allowed = "(allowed: like \"10.77.0.2/24\", or \"\")";
-  for (const char* bad : {"10.77.0.2", "10.77.0.300/24", "10.77.0/24", "10.77.0.2/33", "10.77.0.02/24",
-                          "10.77.0.2/", "a.b.c.d/8", "10.77.0.2/24 "}) {
-    EXPECT_EQ(load_error(fmt::format("[[port]]\nip = \"{}\"\n", bad)),
-              fmt::format("affine.toml:2: port[0].ip: \"{}\" is not an IPv4 address with prefix length {}", bad, allowed));
+  for (const char* bad : {"10.77.0.2", "10.77.0.300/24", "10.77.0/24", "10.77.0.2/33", "10.77.0.02/24", "10.77.0.2/",
+                          "a.b.c.d/8", "10.77.0.2/24 "}) {
+    EXPECT_EQ(
+        load_error(fmt::format("[[port]]\nip = \"{}\"\n", bad)),
+        fmt::format("affine.toml:2: port[0].ip: \"{}\" is not an IPv4 address with prefix length {}", bad, allowed));
   }
   for (const char* good : {"10.77.0.2/24", "0.0.0.0/0", "255.255.255.255/32", ""}) {
     EXPECT_TRUE(load(fmt::format("[[port]]\nip = \"{}\"\n", good))) << good;
@@ -332,7 +338,8 @@ TEST_F(config_file, loads_a_file_and_names_it_in_errors) {
   EXPECT_EQ(s->where("reactor.idle"), good + ":3");
 
   const std::string bad = write("bad.toml", "[reactor]\nspin_us = -1\n");
-  EXPECT_EQ(load_file(config_schema(), bad).error(), bad + ":2: reactor.spin_us: -1 is out of range (allowed: 0..1000000)");
+  EXPECT_EQ(load_file(config_schema(), bad).error(),
+            bad + ":2: reactor.spin_us: -1 is out of range (allowed: 0..1000000)");
 }
 
 TEST_F(config_file, missing_file_cannot_be_opened) {
@@ -351,8 +358,7 @@ TEST_F(config_file, command_line_loads_the_file_then_applies_the_sets) {
   EXPECT_TRUE(cli->args.empty());
 
   const std::vector<std::string> missing{"--config=" + path + ".not"};
-  EXPECT_EQ(load_command_line(config_schema(), missing).error(),
-            path + ".not: cannot open: No such file or directory");
+  EXPECT_EQ(load_command_line(config_schema(), missing).error(), path + ".not: cannot open: No such file or directory");
 }
 
 }  // namespace

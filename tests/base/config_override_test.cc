@@ -20,9 +20,9 @@ settings with_sets(settings s, std::initializer_list<std::string> assignments) {
 }
 
 TEST(config_set, bare_word_is_a_string_and_toml_values_keep_their_type) {
-  const settings s = with_sets(defaults(config_schema()),
-                               {"sched.wake_affine=always", "reactor.spin_us=0", "sched.steal=false",
-                                "log.level=\"warn\"", "reactor.cores=0-7"});
+  const settings s =
+      with_sets(defaults(config_schema()), {"sched.wake_affine=always", "reactor.spin_us=0", "sched.steal=false",
+                                            "log.level=\"warn\"", "reactor.cores=0-7"});
   EXPECT_EQ(s.get_string("sched.wake_affine"), "always");
   EXPECT_EQ(s.get_int("reactor.spin_us"), 0);
   EXPECT_FALSE(s.get_bool("sched.steal"));
@@ -32,8 +32,8 @@ TEST(config_set, bare_word_is_a_string_and_toml_values_keep_their_type) {
 }
 
 TEST(config_set, core_count_and_string_array_parse_as_toml) {
-  const settings s = with_sets(defaults(config_schema()),
-                               {"reactor.cores=4", "port[0].eal=[\"--no-huge\", \"--no-pci\"]"});
+  const settings s =
+      with_sets(defaults(config_schema()), {"reactor.cores=4", "port[0].eal=[\"--no-huge\", \"--no-pci\"]"});
   EXPECT_EQ(s.get_cores("reactor.cores"), (core_list{.what = core_list::kind::count, .count = 4}));
   EXPECT_EQ(s.tables("port")[0].get_strings("eal"), (std::vector<std::string>{"--no-huge", "--no-pci"}));
 }
@@ -78,8 +78,7 @@ TEST(config_set, unknown_key_suggests_the_near_miss) {
   EXPECT_EQ(set_error({"sched.wake_afine=always"}),
             "--set sched.wake_afine=always: unknown key (did you mean \"sched.wake_affine\"?)");
   EXPECT_EQ(set_error({"shed.steal=true"}), "--set shed.steal=true: shed: unknown section (did you mean \"sched\"?)");
-  EXPECT_EQ(set_error({"port[0].qeueus=2"}),
-            "--set port[0].qeueus=2: unknown key (did you mean \"port[0].queues\"?)");
+  EXPECT_EQ(set_error({"port[0].qeueus=2"}), "--set port[0].qeueus=2: unknown key (did you mean \"port[0].queues\"?)");
 }
 
 TEST(config_set, range_type_and_choice_errors_name_the_assignment) {
@@ -98,8 +97,9 @@ TEST(config_set, range_type_and_choice_errors_name_the_assignment) {
 
 TEST(config_set, malformed_paths_and_assignments_are_errors) {
   EXPECT_EQ(set_error({"sched.steal"}), "--set sched.steal: expected PATH=VALUE, like sched.steal=false");
-  EXPECT_EQ(set_error({"sched..steal=true"}),
-            "--set sched..steal=true: \"sched..steal\" is not a key path (allowed: like sched.steal or port[0].queues)");
+  EXPECT_EQ(
+      set_error({"sched..steal=true"}),
+      "--set sched..steal=true: \"sched..steal\" is not a key path (allowed: like sched.steal or port[0].queues)");
   EXPECT_EQ(set_error({"port[x].queues=1"}),
             "--set port[x].queues=1: \"port[x].queues\" is not a key path (allowed: like sched.steal or "
             "port[0].queues)");
@@ -136,8 +136,8 @@ TEST(config_set, set_member_applies_one_assignment) {
 }
 
 TEST(config_command_line, takes_its_options_and_leaves_the_rest_in_order) {
-  const std::vector<std::string> args{"-v", "--set", "sched.steal=false", "--print-config", "x",
-                                      "--set=reactor.spin_us=3", "--", "--set", "y"};
+  const std::vector<std::string> args{
+      "-v", "--set", "sched.steal=false", "--print-config", "x", "--set=reactor.spin_us=3", "--", "--set", "y"};
   const auto cli = load_command_line(config_schema(), args);
   ASSERT_TRUE(cli) << cli.error();
   EXPECT_TRUE(cli->print_config);
@@ -156,10 +156,10 @@ TEST(config_command_line, without_options_gives_the_defaults) {
 }
 
 TEST(config_command_line, option_errors) {
-  EXPECT_EQ(load_command_line(config_schema(), std::vector<std::string>{"--set"}).error(),
-            "--set: missing its value");
-  EXPECT_EQ(load_command_line(config_schema(), std::vector<std::string>{"--config=a.toml", "--config", "b.toml"}).error(),
-            "--config b.toml: a second --config (the first: a.toml)");
+  EXPECT_EQ(load_command_line(config_schema(), std::vector<std::string>{"--set"}).error(), "--set: missing its value");
+  EXPECT_EQ(
+      load_command_line(config_schema(), std::vector<std::string>{"--config=a.toml", "--config", "b.toml"}).error(),
+      "--config b.toml: a second --config (the first: a.toml)");
   EXPECT_EQ(load_command_line(config_schema(), std::vector<std::string>{"--set", "sched.wake_afine=always"}).error(),
             "--set sched.wake_afine=always: unknown key (did you mean \"sched.wake_affine\"?)");
 }

@@ -32,8 +32,9 @@ std::expected<settings, std::string> load_scenario(std::string_view text) {
 }
 
 TEST(config_schema, second_schema_loads_through_the_same_machinery) {
-  const auto s = load_scenario("name = \"rx wakeups\"\nseed = 7\n[machine]\ntopology = \"pack:4 core:8\"\n"
-                               "[[flow]]\nrate_per_s = 1000\n[[flow]]\nrate_per_s = 5\nkind = \"stream\"\n");
+  const auto s = load_scenario(
+      "name = \"rx wakeups\"\nseed = 7\n[machine]\ntopology = \"pack:4 core:8\"\n"
+      "[[flow]]\nrate_per_s = 1000\n[[flow]]\nrate_per_s = 5\nkind = \"stream\"\n");
   ASSERT_TRUE(s) << s.error();
   EXPECT_EQ(s->get_string("name"), "rx wakeups");
   EXPECT_EQ(s->get_int("seed"), 7);
@@ -63,8 +64,8 @@ TEST(config_schema, required_top_level_key_missing_names_the_file) {
 }
 
 TEST(config_schema, second_schema_overrides_and_prints) {
-  const std::vector<std::string> args{"--set", "name=burst", "--set", "flow[0].rate_per_s=10", "--set",
-                                      "flow[0].kind=stream"};
+  const std::vector<std::string> args{"--set", "name=burst",         "--set", "flow[0].rate_per_s=10",
+                                      "--set", "flow[0].kind=stream"};
   const auto cli = load_command_line(scenario_schema(), args);
   ASSERT_TRUE(cli) << cli.error();
   const std::string printed = print_config(cli->config);
@@ -82,7 +83,8 @@ TEST(config_schema, second_schema_generates_its_own_documents) {
   EXPECT_NE(file.find("#[[flow]]\n"), std::string::npos) << file;
   const std::string ref = key_reference(scenario_schema());
   EXPECT_TRUE(ref.starts_with("\n### Top level\n")) << ref;
-  EXPECT_NE(ref.find("| `seed` | integer | `1` | 0..1000000 | Seed of every random choice. |"), std::string::npos) << ref;
+  EXPECT_NE(ref.find("| `seed` | integer | `1` | 0..1000000 | Seed of every random choice. |"), std::string::npos)
+      << ref;
 }
 
 TEST(config_schema, views_of_the_same_settings_share_them_safely) {

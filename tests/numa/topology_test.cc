@@ -155,6 +155,21 @@ TEST(topology_synthetic, bad_description_message_is_one_line) {
             "(expected e.g. \"pack:4 numa:1 l3:8 core:4 pu:1\")");
 }
 
+TEST(topology_synthetic, oversized_descriptions_are_refused_before_loading) {
+  // hwloc would take minutes over these; the refusal must be immediate.
+  for (std::string_view desc : {"pack:100 core:1000 pu:1", "pack:99999999999999999999999 pu:1"}) {
+    const auto t = topology::from_synthetic(desc);
+    ASSERT_FALSE(t.has_value()) << desc;
+    EXPECT_EQ(t.error(), "synthetic topology \"" + std::string(desc) + "\" is too large: more than 4096 PUs");
+  }
+}
+
+TEST(topology_synthetic, attributes_and_memory_attachments_do_not_count_as_pus) {
+  const topology t = synthetic("pack:2(memory=1GB) [numa(memory=1GB)] core:2 pu:2");
+  EXPECT_EQ(t.core_count(), 4u);
+  EXPECT_EQ(t.node_count(), 2u);
+}
+
 TEST(topology_from_cores, indexes_are_built_from_the_core_list) {
   const topology t = topology::from_cores(
       {{.id = {}, .os_cpu = 8, .llc = 0, .node = 0, .package = 0},

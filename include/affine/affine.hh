@@ -1,0 +1,31 @@
+#pragma once
+// The one-call entry point of DESIGN.md section 5: read the configuration
+// (--config FILE, --set section.key=value, --print-config), build the
+// topology, start one reactor per configured core, run `main_fiber` as the
+// first fiber, and stop everything when it returns.
+//
+//   int main(int argc, char** argv) {
+//     return affine::run(argc, argv, [](std::span<const std::string> args) { ...; return 0; });
+//   }
+//
+// Returns the fiber's exit code; 2 with one line on stderr for a bad
+// configuration or command line; 1 when the runtime cannot start or the
+// fiber throws.
+
+#include <functional>
+#include <span>
+#include <string>
+
+#include "affine/channel.hh"
+#include "affine/fiber.hh"
+#include "affine/runtime.hh"
+#include "affine/sync.hh"
+
+namespace affine {
+
+// `args`: the command-line arguments the configuration did not consume.
+using main_fn = std::move_only_function<int(std::span<const std::string> args)>;
+
+int run(int argc, const char* const* argv, main_fn main_fiber);
+
+}  // namespace affine

@@ -1,0 +1,119 @@
+// Packets: a request reaches its RSS queue, the queue's core processes it
+// (or hands it to another core's backlog, as rps_target decides), and the
+// processing core delivers it to the reading task's socket.
+
+#include "reactor/policy/rps.hh"
+#include "sim/simulator.hh"
+
+namespace affine::sim {
+
+void simulator::request_arrive(std::uint32_t flow, std::uint64_t arrived) {
+  rx_queue& q = queues_[flows_[flow].queue];
+  if (!q.packets.push({flow, arrived})) {
+    ++out_.count.drops;
+    return;
+  }
+  notify(cores_[q.core], true);
+}
+
+bool simulator::rx_waiting(const core& c) const {
+  for (const std::uint32_t q : c.queues) {
+    if (!queues_[q].packets.empty()) return true;
+  }
+  return false;
+}
+
+bool simulator::backlog_ready(const core& c) const {
+  return !c.backlog.empty() && c.backlog.front().ready <= now_;
+}
+
+// One request's worth of RX work. The queue's core always pays the driver
+// part; the protocol part is paid where the request is processed: here, or
+// on the core rps_target names, after an IPI (rps_enqueue_ns here).
+void simulator::start_rx(core& c) {
+  const std::uint32_t pkts = packets_of(p_.work.request_bytes);
+  const std::uint64_t protocol =
+      p_.cost.rx_protocol_ns * pkts + p_.cost.rx_per_kib_ns * p_.work.request_bytes / 1024;
+  std::uint64_t cost = 0;
+  if (c.irq_pending) cost += p_.cost.rx_irq_ns;
+  c.irq_pending = false;
+  if (rx_waiting(c)) {
+    // Round robin over the queues this core owns.
+    std::uint32_t q = 0;
+    for (std::size_t i = 0; i < c.queues.size(); ++i) {
+      q = c.queues[(c.next_queue + i) % c.queues.size()];
+      if (!queues_[q].packets.empty()) {
+        c.next_queue = (c.next_queue + i + 1) % c.queues.size();
+        break;
+      }
+    }
+    c.unit_kind = rx_kind::queue;
+    c.unit = queues_[q].packets.pop();
+    c.unit_target = c.id;
+    cost += p_.cost.rx_driver_ns * pkts;
+    if (p_.nic.rps != policy::rps_mode::off) {
+      const flow_state& f = flows_[c.unit.flow];
+      const task& reader = tasks_[f.server];
+      const std::optional<core_id> consumer =
+          reader.has_run ? std::optional<core_id>(core_id{reader.last_ran}) : std::nullopt;
+      const policy::rps_choice choice =
+          policy::rps_target(view(), core_id{c.id}, consumer, f.hash, p_.nic.rps, p_.policy);
+      ++out_.count.rps_reasons[static_cast<std::size_t>(choice.reason)];
+      c.unit_target = choice.core.value;
+      if (c.unit_target != c.id) {
+        ++out_.count.rps_distance[static_cast<std::size_t>(policy::handoff_distance(view(), core_id{c.id}, choice))];
+        cost += p_.cost.rps_enqueue_ns * pkts;
+      }
+    }
+    if (c.unit_target == c.id) cost += protocol;
+  } else {
+    const handoff h = c.backlog.pop();
+    c.unit_kind = rx_kind::backlog;
+    c.unit = h.p;
+    c.unit_target = c.id;
+    cost += protocol;
+  }
+  set_mode(c, core_mode::rx);
+  c.seg_start = now_;
+  ++c.gen;
+  events_.push(now_ + cost, event_kind::core_done, c.id, c.gen);
+}
+
+void simulator::finish_rx(core& c) {
+  const std::uint64_t sent = c.unit.arrived - wire_ns(p_.work.request_bytes);
+  if (c.unit_target == c.id) {
+    deliver(c.unit.flow, c.id, sent);
+    return;
+  }
+  core& target = cores_[c.unit_target];
+  const std::uint64_t ready = now_ + p_.cost.wake_remote_ns;
+  if (!target.backlog.push({c.unit, ready})) {
+    ++out_.count.drops;
+    return;
+  }
+  events_.push(ready, event_kind::backlog_arrive, target.id);
+}
+
+// The request is in the socket: a blocked reader is woken from the RX path
+// (place_wakeup decides where), a busy-polling one sees it at its next look,
+// a consumer finds it at its next check.
+void simulator::deliver(std::uint32_t flow, std::uint32_t core_id, std::uint64_t sent) {
+  flow_state& f = flows_[flow];
+  if (!f.socket.push(sent)) {
+    ++out_.count.drops;
+    return;
+  }
+  f.processed_on = core_id;
+  task& t = tasks_[f.server];
+  if (t.kind == task_kind::consumer) {
+    (void)t.ready.push(flow);  // sized for every flow's socket
+    return;
+  }
+  if (t.state == task_state::blocked) {
+    wake_task(f.server, core_id, policy::waker_kind::rx_path);
+  } else if (t.state == task_state::polling) {
+    notify(cores_[t.core], false);
+  }
+}
+
+}  // namespace affine::sim

@@ -1,0 +1,83 @@
+// [reactor], [sched] and [busy_poll] reach the runtime and the policies, and
+// reactor.cores is checked against the machine with file and line.
+
+#include <gtest/gtest.h>
+
+#include "affine/config.hh"
+#include "reactor/from_config.hh"
+
+namespace affine::detail {
+namespace {
+
+const topology& two_nodes() {
+  static const auto t = topology::from_synthetic("pack:2 numa:1 l3:1 core:4 pu:1");
+  return *t;
+}
+
+config::settings load(std::string_view text) {
+  auto s = config::load_string(config_schema(), text, "affine.toml");
+  EXPECT_TRUE(s.has_value()) << s.error();
+  return *s;
+}
+
+TEST(from_config, DefaultsGiveEveryCoreAndTheSeedsDefaults) {
+  auto setup = runtime_setup_from(config::defaults(config_schema()), two_nodes());
+  ASSERT_TRUE(setup.has_value()) << setup.error();
+  EXPECT_EQ(setup->options.cores.size(), 8u);
+  EXPECT_TRUE(setup->options.idle_sleep);
+  EXPECT_EQ(setup->options.spin_us, 50u);
+  EXPECT_EQ(setup->options.stack_bytes, 64u * 1024);
+  EXPECT_EQ(setup->options.task_quota_us, 500u);
+  EXPECT_FALSE(setup->policy.rx_wakeup_sync);                                   // seed 000
+  EXPECT_EQ(setup->policy.wake_affine, policy::wake_affine_mode::task_only);    // seed 004
+  EXPECT_EQ(setup->policy.busy_poll_budget_ns, 50'000u);                        // seed 001
+  EXPECT_TRUE(setup->policy.yield_when_runnable);
+}
+
+TEST(from_config, EveryKnobReachesItsField) {
+  auto setup = runtime_setup_from(load("[reactor]\ncores = \"1,3-4\"\nidle = \"spin\"\nspin_us = 7\n"
+                                       "stack_kib = 128\ntask_quota_us = 250\n"
+                                       "[sched]\nrx_wakeup_sync = true\nwake_affine = \"always\"\n"
+                                       "balance_interval_us = 0\nsteal = false\n"
+                                       "[busy_poll]\nbudget_us = 0\nyield_when_runnable = false\n"),
+                                  two_nodes());
+  ASSERT_TRUE(setup.has_value()) << setup.error();
+  const auto& o = setup->options;
+  EXPECT_EQ(o.cores, (std::vector<core_id>{core_id{1}, core_id{3}, core_id{4}}));
+  EXPECT_FALSE(o.idle_sleep);
+  EXPECT_EQ(o.spin_us, 7u);
+  EXPECT_EQ(o.stack_bytes, 128u * 1024);
+  EXPECT_EQ(o.task_quota_us, 250u);
+  EXPECT_EQ(o.balance_interval_us, 0u);
+  const auto& p = setup->policy;
+  EXPECT_TRUE(p.rx_wakeup_sync);
+  EXPECT_EQ(p.wake_affine, policy::wake_affine_mode::always);
+  EXPECT_FALSE(p.steal);
+  EXPECT_EQ(p.busy_poll_budget_ns, 0u);
+  EXPECT_FALSE(p.yield_when_runnable);
+}
+
+TEST(from_config, CountOfCoresSpreadsOverNodes) {
+  auto setup = runtime_setup_from(load("[reactor]\ncores = 4\n"), two_nodes());
+  ASSERT_TRUE(setup.has_value()) << setup.error();
+  ASSERT_EQ(setup->options.cores.size(), 4u);
+  unsigned on_node1 = 0;
+  for (core_id c : setup->options.cores) on_node1 += two_nodes().core(c).node;
+  EXPECT_EQ(on_node1, 2u);
+}
+
+TEST(from_config, CoresThatDoNotExistNameFileLineAndKey) {
+  auto setup = runtime_setup_from(load("# comment\n[reactor]\ncores = \"0-9\"\n"), two_nodes());
+  ASSERT_FALSE(setup.has_value());
+  EXPECT_EQ(setup.error().rfind("affine.toml:3: reactor.cores: ", 0), 0u) << setup.error();
+  EXPECT_NE(setup.error().find("9"), std::string::npos) << setup.error();
+}
+
+TEST(from_config, TooManyCoresByCountIsAnError) {
+  auto setup = runtime_setup_from(load("[reactor]\ncores = 9\n"), two_nodes());
+  ASSERT_FALSE(setup.has_value());
+  EXPECT_EQ(setup.error().rfind("affine.toml:2: reactor.cores: ", 0), 0u) << setup.error();
+}
+
+}  // namespace
+}  // namespace affine::detail
