@@ -8,6 +8,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 #include <hwloc.h>
@@ -35,7 +36,13 @@ std::expected<hwloc_handle, std::string> new_topology() {
 // so indexes are 0..n-1 even where hwloc's own numbering has holes.
 class dense_index {
  public:
-  unsigned of(hwloc_obj_t obj) { return ids_.try_emplace(obj, static_cast<unsigned>(ids_.size())).first->second; }
+  unsigned of(hwloc_obj_t obj) {
+    return ids_.try_emplace(obj, static_cast<unsigned>(ids_.size())).first->second;
+  }
+  std::optional<unsigned> find(hwloc_obj_t obj) const {
+    const auto it = ids_.find(obj);
+    return it == ids_.end() ? std::nullopt : std::optional<unsigned>(it->second);
+  }
 
  private:
   std::map<hwloc_obj_t, unsigned> ids_;
@@ -62,29 +69,31 @@ hwloc_obj_t ancestor_or_root(hwloc_topology_t t, hwloc_obj_type_t type, hwloc_ob
 // without cores (memory-only, e.g. CXL or HBM) never match a core's cpuset.
 hwloc_obj_t node_covering(hwloc_topology_t t, hwloc_const_cpuset_t cpuset) {
   for (hwloc_obj_t n = nullptr; (n = hwloc_get_next_obj_by_type(t, HWLOC_OBJ_NUMANODE, n));) {
-    if (n->cpuset && !hwloc_bitmap_iszero(n->cpuset) && hwloc_bitmap_isincluded(cpuset, n->cpuset)) return n;
+    if (n->cpuset && !hwloc_bitmap_iszero(n->cpuset) && hwloc_bitmap_isincluded(cpuset, n->cpuset)) {
+      return n;
+    }
   }
   return nullptr;
 }
 
 std::expected<topology, std::string> to_topology(hwloc_topology_t t) {
   // Some platforms report no Core objects; each PU is then a core.
-  const hwloc_obj_type_t core_type = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE) > 0 ? HWLOC_OBJ_CORE : HWLOC_OBJ_PU;
+  const hwloc_obj_type_t core_type =
+      hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE) > 0 ? HWLOC_OBJ_CORE : HWLOC_OBJ_PU;
   const hwloc_obj_type_t llc = llc_type(t);
   dense_index llcs, nodes, packages;
-  std::map<hwloc_obj_t, unsigned> node_index;  // hwloc NUMA node -> our dense node index
 
   std::vector<core_info> cores;
   for (hwloc_obj_t c = nullptr; (c = hwloc_get_next_obj_by_type(t, core_type, c));) {
     // Cpuset bits are OS cpu numbers, so the lowest is the first PU's.
     const int first_pu = hwloc_bitmap_first(c->cpuset);
     if (first_pu < 0) continue;  // a core with every PU disallowed
+    // hwloc always has a node covering every allowed PU; 0 is only a guard.
     hwloc_obj_t node = node_covering(t, c->cpuset);
     core_info info;
     info.os_cpu = static_cast<unsigned>(first_pu);
     info.llc = llcs.of(ancestor_or_root(t, llc, c));
     info.node = node ? nodes.of(node) : 0;
-    if (node) node_index[node] = info.node;
     info.package = packages.of(ancestor_or_root(t, HWLOC_OBJ_PACKAGE, c));
     cores.push_back(info);
   }
@@ -94,12 +103,13 @@ std::expected<topology, std::string> to_topology(hwloc_topology_t t) {
   for (hwloc_obj_t d = nullptr; (d = hwloc_get_next_pcidev(t, d));) {
     // The nearest non-I/O ancestor is what the device is local to. When it is
     // wider than one node (no locality known), no node covers it: unknown.
+    // So is a node none of our cores is on.
     hwloc_obj_t parent = hwloc_get_non_io_ancestor_obj(t, d);
     hwloc_obj_t node = parent ? node_covering(t, parent->cpuset) : nullptr;
-    if (auto it = node_index.find(node); node && it != node_index.end()) {
+    if (const auto index = node ? nodes.find(node) : std::nullopt) {
       const auto& pci = d->attr->pcidev;
-      pci_nodes.emplace_back(fmt::format("{:04x}:{:02x}:{:02x}.{:x}", pci.domain, pci.bus, pci.dev, pci.func),
-                             it->second);
+      pci_nodes.emplace_back(
+          fmt::format("{:04x}:{:02x}:{:02x}.{:x}", pci.domain, pci.bus, pci.dev, pci.func), *index);
     }
   }
   // The package count follows from the cores' dense package indexes.
@@ -156,17 +166,17 @@ std::expected<topology, std::string> topology::from_system() {
 }
 
 std::expected<topology, std::string> topology::from_synthetic(std::string_view desc) {
-  auto t = new_topology();
-  if (!t) return std::unexpected(t.error());
   const std::string text(desc);
   if (synthetic_pu_estimate(text) > max_synthetic_pus) {
     return std::unexpected(
         fmt::format("synthetic topology \"{}\" is too large: more than {} PUs", text, max_synthetic_pus));
   }
+  auto t = new_topology();
+  if (!t) return std::unexpected(t.error());
   if (hwloc_topology_set_synthetic(t->get(), text.c_str()) != 0 || hwloc_topology_load(t->get()) != 0) {
-    return std::unexpected(fmt::format(
-        "bad synthetic topology \"{}\": hwloc cannot parse it (expected e.g. \"pack:4 numa:1 l3:8 core:4 pu:1\")",
-        text));
+    return std::unexpected(fmt::format("bad synthetic topology \"{}\": hwloc cannot parse it "
+                                       "(expected e.g. \"pack:4 numa:1 l3:8 core:4 pu:1\")",
+                                       text));
   }
   return to_topology(t->get());
 }

@@ -231,15 +231,14 @@ std::uint32_t simulator::task_load(task& t) {
 }
 
 void simulator::load_tick() {
-  constexpr std::uint64_t period = 1'000'000;
   for (const core_id id : p_.machine.reactor_cores) {
     core& c = cores_[id.value];
     account(c);
     policy::core_state& s = view_cores_[id.value];
     // The reactor's update (reactor/loop.cc update_load), with the sample
     // taken as the average over the period instead of one instant.
-    const auto nr = static_cast<std::uint32_t>((c.nr_ns - c.nr_ns_tick) * policy::load_scale / period);
-    const auto rx = static_cast<std::uint32_t>((c.rx_ns - c.rx_ns_tick) * policy::load_scale / period);
+    const auto nr = static_cast<std::uint32_t>((c.nr_ns - c.nr_ns_tick) * policy::load_scale / load_period_ns);
+    const auto rx = static_cast<std::uint32_t>((c.rx_ns - c.rx_ns_tick) * policy::load_scale / load_period_ns);
     s.load = s.load - s.load / 8 + nr / 8;
     s.rx_share = s.rx_share - s.rx_share / 8 + rx / 8;
     c.nr_ns_tick = c.nr_ns;

@@ -97,20 +97,20 @@ void simulator::finish_rx(core& c) {
 // The request is in the socket: a blocked reader is woken from the RX path
 // (place_wakeup decides where), a busy-polling one sees it at its next look,
 // a consumer finds it at its next check.
-void simulator::deliver(std::uint32_t flow, std::uint32_t core_id, std::uint64_t sent) {
+void simulator::deliver(std::uint32_t flow, std::uint32_t on, std::uint64_t sent) {
   flow_state& f = flows_[flow];
   if (!f.socket.push(sent)) {
     ++out_.count.drops;
     return;
   }
-  f.processed_on = core_id;
+  f.processed_on = on;
   task& t = tasks_[f.server];
   if (t.kind == task_kind::consumer) {
     (void)t.ready.push(flow);  // sized for every flow's socket
     return;
   }
   if (t.state == task_state::blocked) {
-    wake_task(f.server, core_id, policy::waker_kind::rx_path);
+    wake_task(f.server, on, policy::waker_kind::rx_path);
   } else if (t.state == task_state::polling) {
     notify(cores_[t.core], false);
   }

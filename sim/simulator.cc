@@ -11,7 +11,6 @@ namespace affine::sim {
 
 namespace {
 
-constexpr std::uint64_t load_period_ns = 1'000'000;  // as the reactor's load update (reactor/loop.cc)
 constexpr std::size_t socket_capacity = 64;          // unread requests per flow; more are dropped
 constexpr std::uint64_t open_stream = 0xa11ce;       // rng stream of the open-loop generator
 constexpr std::uint64_t task_stream = 1ULL << 32;    // task i draws from stream task_stream + i
@@ -195,7 +194,10 @@ void simulator::dispatch(const event& e) {
       if (cores_[e.a].gen == e.b && cores_[e.a].mode == core_mode::spinning) set_mode(cores_[e.a], core_mode::sleeping);
       break;
     case event_kind::poll_check:
-      if (cores_[e.a].gen == e.b && cores_[e.a].mode == core_mode::polling) poll_recheck(cores_[e.a]);
+      if (cores_[e.a].gen == e.b && cores_[e.a].mode == core_mode::polling) {
+        interrupt_task(cores_[e.a]);  // charges the poll to the slice
+        poll_recheck(cores_[e.a]);
+      }
       break;
     case event_kind::wake_arrive: enqueue(cores_[e.a], e.b); break;
     case event_kind::backlog_arrive: notify(cores_[e.a], true); break;

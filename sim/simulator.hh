@@ -14,7 +14,9 @@
 // nic.cc (packets), workload.cc (what tasks and clients do).
 
 #include <cstdint>
+#include <expected>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "reactor/policy/view.hh"
@@ -28,6 +30,7 @@ namespace affine::sim {
 
 class simulator {
  public:
+  // Precondition: check_params(p) holds.
   explicit simulator(const sim_params& p);
   simulator(const simulator&) = delete;
   simulator& operator=(const simulator&) = delete;
@@ -38,6 +41,8 @@ class simulator {
  private:
   static constexpr std::int32_t none = -1;
   static constexpr std::uint64_t forever = std::uint64_t{1} << 62;
+  // The reactor updates loads once per millisecond (reactor/loop.cc).
+  static constexpr std::uint64_t load_period_ns = 1'000'000;
 
   enum class core_mode : std::uint8_t { sleeping, waking, spinning, rx, running, polling };
   enum class rx_kind : std::uint8_t { queue, backlog };
@@ -74,7 +79,7 @@ class simulator {
     double load = 0;              // decayed runnable average, x load_scale
     std::uint64_t load_since = 0;
     bool load_runnable = false;
-    rng random;
+    rng random{0, 0};
   };
 
   struct flow_state {
@@ -84,7 +89,7 @@ class simulator {
     std::uint32_t processed_on = 0;  // core whose RX path delivered the latest request
     unsigned done_in_txn = 0;
     ring<std::uint64_t> socket;   // send times of delivered, unread requests
-    rng random;
+    rng random{0, 0};
   };
 
   struct rx_queue {
@@ -163,7 +168,7 @@ class simulator {
   void deliver(std::uint32_t flow, std::uint32_t core_id, std::uint64_t sent);
 
   // ---- workload.cc: tasks and clients
-  void begin_work(core& c, task& t);
+  bool begin_work(core& c, task& t);
   void work_done(core& c, task& t);
   bool take_request(core& c, task& t);
   void respond(task& t);
@@ -191,7 +196,12 @@ class simulator {
   result out_;
 };
 
-// Convenience: build, run, return.
-result simulate(const sim_params& p);
+// Whether the parameters describe a machine the simulator can run (reactor
+// cores exist, the RX plan works, server and antagonist cores run reactors,
+// the policy config is valid). The message names what is wrong.
+std::expected<void, std::string> check_params(const sim_params& p);
+
+// Checks, builds, runs.
+std::expected<result, std::string> simulate(const sim_params& p);
 
 }  // namespace affine::sim

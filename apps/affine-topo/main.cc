@@ -8,8 +8,9 @@
 
 #include <fmt/format.h>
 
-#include "options.hh"
-#include "report.hh"
+#include "apps/affine-topo/from_config.hh"
+#include "apps/affine-topo/options.hh"
+#include "apps/affine-topo/report.hh"
 
 namespace {
 
@@ -37,13 +38,13 @@ std::string_view source_name(source_kind k) {
 std::expected<std::string, std::string> run(const options& o) {
   auto topo = load(o);
   if (!topo) return std::unexpected(topo.error());
-  auto cores = affine::parse_core_list(*topo, o.cores);
-  if (!cores) return std::unexpected(fmt::format("--cores: {}", cores.error()));
-  const unsigned queues = o.queues.value_or(std::min<unsigned>(cores->size(), default_queue_cap));
-  auto plan = affine::plan_rx_queues(*topo, o.nic_node, queues, *cores, o.placement);
+  auto plan_in = resolve(o, *topo);
+  if (!plan_in) return std::unexpected(plan_in.error());
+  auto plan = affine::plan_rx_queues(*topo, plan_in->nic_node, plan_in->queues, plan_in->cores,
+                                     plan_in->placement);
   if (!plan) return std::unexpected(plan.error());
-  const report r{*topo, std::string(source_name(o.source)), o.source_arg, std::move(*cores),
-                 o.nic_node, o.placement, std::move(*plan)};
+  const report r{*topo, std::string(source_name(o.source)), o.source_arg, std::move(plan_in->cores),
+                 plan_in->nic_node, plan_in->placement, std::move(*plan)};
   return o.json ? render_json(r) : render_table(r);
 }
 

@@ -1,6 +1,6 @@
 // Command-line parsing for affine-topo: "--name value" and "--name=value".
 
-#include "options.hh"
+#include "apps/affine-topo/options.hh"
 
 #include <charconv>
 
@@ -52,6 +52,14 @@ std::expected<void, std::string> apply(options& o, std::string_view name, std::s
     o.queues = *n;
     return {};
   }
+  if (name == "--config") {
+    o.config_path = value;
+    return {};
+  }
+  if (name == "--set") {
+    o.sets.emplace_back(value);
+    return {};
+  }
   if (name == "--nic-node") {
     // The real upper bound is the topology's; the RX plan checks it.
     auto n = parse_number(name, value, 0, max_nodes - 1);
@@ -63,7 +71,8 @@ std::expected<void, std::string> apply(options& o, std::string_view name, std::s
 }
 
 bool takes_value(std::string_view name) {
-  for (std::string_view known : {"--synthetic", "--xml", "--cores", "--placement", "--queues", "--nic-node"}) {
+  for (std::string_view known :
+       {"--synthetic", "--xml", "--cores", "--placement", "--queues", "--nic-node", "--config", "--set"}) {
     if (name == known) return true;
   }
   return false;
@@ -83,7 +92,7 @@ std::expected<options, std::string> parse_args(std::span<const char* const> args
       o.json = true;
       continue;
     }
-    const auto eq = arg.find('=');
+    const auto eq = arg.find('=');  // "--set=k=v": the first '=' ends the name
     const std::string_view name = arg.substr(0, eq);
     if (!takes_value(name)) {
       return std::unexpected(fmt::format("unknown option \"{}\" (try --help)", arg));
@@ -112,6 +121,9 @@ std::string usage() {
       "  --queues N           RX queues, 1-{} (default: one per reactor core, at most {})\n"
       "  --nic-node N         NUMA node of the port (default 0)\n"
       "  --placement MODE     local (default: the NIC's node first) or spread (round-robin over nodes)\n"
+      "  --config FILE        take reactor.cores, reactor.rxq_placement and the first [[port]]'s\n"
+      "                       queues and NUMA node from an affine configuration file\n"
+      "  --set KEY=VALUE      override a configuration key (repeatable)\n"
       "  --json               one JSON object instead of tables\n"
       "  --help               this text\n"
       "\n"

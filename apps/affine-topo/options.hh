@@ -7,6 +7,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "affine/topology.hh"
 
@@ -17,10 +18,13 @@ enum class source_kind { system, synthetic, xml };
 struct options {
   source_kind source = source_kind::system;
   std::string source_arg;        // the synthetic description or the XML path
-  std::optional<unsigned> queues;  // unset: one per reactor core, at most 16
-  unsigned nic_node = 0;           // what pci_node's "unknown" falls back to
-  affine::rxq_placement placement = affine::rxq_placement::local;
-  std::string cores = "auto";  // parse_core_list syntax
+  // Unset ones come from the configuration (--config, --set), else defaults.
+  std::optional<unsigned> queues;  // default: one per reactor core, at most 16
+  std::optional<unsigned> nic_node;  // default: port[0]'s node, else 0
+  std::optional<affine::rxq_placement> placement;  // default: reactor.rxq_placement
+  std::optional<std::string> cores;  // parse_core_list syntax; default: reactor.cores
+  std::string config_path;         // --config FILE
+  std::vector<std::string> sets;   // --set section.key=value, in order
   bool json = false;
   bool help = false;
 };

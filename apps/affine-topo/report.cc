@@ -1,7 +1,7 @@
 // affine-topo's two output forms. The JSON is written by hand: the shape is
 // small and fixed, and the tool should need nothing beyond fmt.
 
-#include "report.hh"
+#include "apps/affine-topo/report.hh"
 
 #include <iterator>
 

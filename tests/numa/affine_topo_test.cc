@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -98,9 +99,10 @@ TEST(affine_topo, json_spread_plan_on_chosen_cores) {
   const result r = run_topo({"--synthetic", "pack:2 numa:1 l3:1 core:4 pu:1", "--json", "--placement=spread",
                              "--nic-node", "1", "--queues", "4"});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_TRUE(contains(r.out, "\"assignments\": [{\"queue\": 0, \"core\": 4, \"node\": 1}, "
-                              "{\"queue\": 1, \"core\": 0, \"node\": 0}, {\"queue\": 2, \"core\": 5, \"node\": 1}, "
-                              "{\"queue\": 3, \"core\": 1, \"node\": 0}]"));
+  EXPECT_TRUE(contains(r.out,
+                       "\"assignments\": [{\"queue\": 0, \"core\": 4, \"node\": 1}, "
+                       "{\"queue\": 1, \"core\": 0, \"node\": 0}, {\"queue\": 2, \"core\": 5, \"node\": 1}, "
+                       "{\"queue\": 3, \"core\": 1, \"node\": 0}]"));
 }
 
 TEST(affine_topo, table_names_the_topology_and_the_plan) {
@@ -140,6 +142,43 @@ TEST(affine_topo, bad_input_exits_2_with_one_line) {
                    "--cores: core 9 does not exist: this machine has cores 0-7");
   expect_bad_input({"--placement", "near"}, "--placement wants \"local\" or \"spread\", not \"near\"");
   expect_bad_input({"--synthetic", desc, "--xml", "x.xml"}, "--synthetic and --xml cannot be combined");
+}
+
+// --config: reactor.cores, reactor.rxq_placement and the first [[port]]'s
+// queues and node come from an affine configuration file; the command line
+// still wins; a bad file is one line naming file, line and key.
+std::string write_config(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + name;
+  FILE* f = std::fopen(path.c_str(), "w");
+  std::fputs(text.c_str(), f);
+  std::fclose(f);
+  return path;
+}
+
+TEST(affine_topo, config_file_gives_cores_placement_and_port) {
+  const std::string desc = "pack:2 numa:1 l3:1 core:4 pu:1";
+  const std::string path = write_config("topo_good.toml",
+                                        "[reactor]\ncores = \"0-1,4-5\"\nrxq_placement = \"spread\"\n"
+                                        "[[port]]\nqueues = 3\nnuma_node = 1\n");
+  const result r = run_topo({"--synthetic", desc, "--config", path, "--json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("\"rx_plan\": {\"nic_node\": 1, \"queues\": 3, \"placement\": \"spread\""),
+            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("{\"queue\": 0, \"core\": 4, \"node\": 1}"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("{\"queue\": 1, \"core\": 0, \"node\": 0}"), std::string::npos) << r.out;
+  const result cli = run_topo({"--synthetic", desc, "--config", path, "--queues", "1", "--set",
+                               "reactor.rxq_placement=local", "--json"});
+  ASSERT_EQ(cli.status, 0) << cli.err;
+  EXPECT_NE(cli.out.find("\"queues\": 1, \"placement\": \"local\""), std::string::npos) << cli.out;
+}
+
+TEST(affine_topo, bad_config_names_file_line_and_key) {
+  const std::string desc = "pack:2 numa:1 l3:1 core:4 pu:1";
+  const std::string path = write_config("topo_bad.toml", "[reactor]\ncores = \"0-11\"\n");
+  expect_bad_input({"--synthetic", desc, "--config", path},
+                   path + ":2: reactor.cores: core 11 does not exist: this machine has cores 0-7");
+  expect_bad_input({"--synthetic", desc, "--set", "sched.wake_afine=always"},
+                   "--set sched.wake_afine=always: unknown key (did you mean \"sched.wake_affine\"?)");
 }
 
 }  // namespace
