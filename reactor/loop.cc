@@ -237,6 +237,7 @@ void reactor_main(core_ctx& c) {
   log::set_thread_core(int(c.index));
   c.tsan_self = san::current_fiber();
   runtime_state& rt = *c.rt;
+  if (rt.opts.on_reactor_start) rt.opts.on_reactor_start(c.index);
   for (;;) {
     turn(c);
     if (rt.stopping.load(std::memory_order_acquire) && c.rq.empty() && c.inbox.empty()) break;

@@ -70,18 +70,24 @@ bool simulator::try_steal(core& c) {
 }
 
 // The periodic balance of an awake core. A sleeping reactor runs no turns, so
-// a busy core with waiting tasks wakes the first sleeping one to balance, as
-// the kernel's scheduler tick kicks an idle CPU for nohz idle balancing
-// (nohz_balancer_kick: rq->nr_running >= 2; find_new_ilb: first idle CPU).
+// a busy core with waiting tasks wakes a sleeping one to balance, as the
+// kernel's scheduler tick kicks an idle CPU for nohz idle balancing
+// (nohz_balancer_kick: rq->nr_running >= 2). The kernel's kicked CPU then
+// balances on behalf of every idle CPU; here each kick wakes the next
+// sleeping core in turn, so over a few ticks every idle core gets its look
+// instead of the lowest-numbered ones taking all the work.
 void simulator::balance_tick(core& c) {
   events_.push(now_ + p_.machine.balance_interval_ns, event_kind::balance_tick, c.id);
   if (c.mode == core_mode::sleeping || c.mode == core_mode::waking) return;
   if (try_steal(c) && c.mode == core_mode::spinning) notify(c, false);
   if (!p_.machine.idle_kick || nr_running(c) < 2) return;
-  for (const core_id k : p_.machine.reactor_cores) {
-    if (cores_[k.value].mode == core_mode::sleeping) {
+  const std::vector<core_id>& rc = p_.machine.reactor_cores;
+  for (std::size_t i = 1; i <= rc.size(); ++i) {
+    const std::size_t k = (last_kick_ + i) % rc.size();
+    if (cores_[rc[k].value].mode == core_mode::sleeping) {
+      last_kick_ = k;
       ++out_.count.idle_kicks;
-      notify(cores_[k.value], false);
+      notify(cores_[rc[k].value], false);
       return;
     }
   }

@@ -190,6 +190,7 @@ class simulator {
   std::vector<rx_queue> queues_;
   std::vector<std::vector<bool>> cpusets_;
   rng open_random_;
+  std::size_t last_kick_ = 0;  // index in reactor_cores of the last core kicked to balance
 
   std::uint64_t transactions_ = 0;
   std::uint64_t requests_ = 0;

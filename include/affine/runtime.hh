@@ -34,6 +34,9 @@ struct runtime_options {
   std::size_t stack_bytes = 64 * 1024;
   std::uint32_t task_quota_us = 500;  // reactor.task_quota_us
   std::uint32_t balance_interval_us = 1000;  // sched.balance_interval_us; 0 = off
+  // Run on each reactor thread before its loop starts (a driver registers
+  // the thread with its library there, e.g. as a DPDK lcore).
+  std::function<void(unsigned reactor)> on_reactor_start;
 };
 
 class runtime {

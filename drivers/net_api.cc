@@ -1,0 +1,160 @@
+// The socket API's handles forward to the backend the runtime was set up
+// with (net_backend.hh). This layer sits in drivers/ because both backends
+// implement it: drivers/uring directly, and stack/ on top of the DPDK ports.
+
+#include <atomic>
+#include <charconv>
+
+#include <fmt/format.h>
+
+#include "affine/net_backend.hh"
+
+namespace affine::net {
+
+namespace {
+std::atomic<detail::backend*> installed{nullptr};
+
+std::unexpected<std::error_code> not_open() { return std::unexpected(std::make_error_code(std::errc::bad_file_descriptor)); }
+}  // namespace
+
+namespace detail {
+void set_backend(backend* b) noexcept { installed.store(b, std::memory_order_release); }
+backend* current_backend() noexcept { return installed.load(std::memory_order_acquire); }
+}  // namespace detail
+
+std::expected<ipv4_address, std::string> ipv4_address::parse(std::string_view text) {
+  std::uint32_t v = 0;
+  const char* p = text.data();
+  const char* end = text.data() + text.size();
+  for (int i = 0; i < 4; ++i) {
+    unsigned octet = 0;
+    auto [next, ec] = std::from_chars(p, end, octet);
+    if (ec != std::errc{} || next == p || next - p > 3 || octet > 255 || (i < 3 && (next == end || *next != '.')))
+      return std::unexpected(fmt::format("\"{}\" is not an IPv4 address (like \"10.77.0.2\")", text));
+    v = v << 8 | octet;
+    p = i < 3 ? next + 1 : next;
+  }
+  if (p != end) return std::unexpected(fmt::format("\"{}\" is not an IPv4 address (like \"10.77.0.2\")", text));
+  return ipv4_address{v};
+}
+
+std::string ipv4_address::to_string() const {
+  return fmt::format("{}.{}.{}.{}", value >> 24, (value >> 16) & 0xff, (value >> 8) & 0xff, value & 0xff);
+}
+
+std::string endpoint::to_string() const { return fmt::format("{}:{}", addr.to_string(), port); }
+
+// ---- tcp_stream ---------------------------------------------------------------
+
+tcp_stream::tcp_stream(std::unique_ptr<detail::stream_impl> impl) : impl_(std::move(impl)) {}
+tcp_stream::tcp_stream(tcp_stream&&) noexcept = default;
+tcp_stream& tcp_stream::operator=(tcp_stream&& o) noexcept {
+  if (this != &o) {
+    close();
+    impl_ = std::move(o.impl_);
+  }
+  return *this;
+}
+tcp_stream::~tcp_stream() { close(); }
+
+std::expected<std::size_t, std::error_code> tcp_stream::read(std::span<std::byte> buf, std::uint64_t deadline_ns) {
+  if (!impl_) return not_open();
+  return impl_->read(buf, deadline_ns);
+}
+
+std::expected<void, std::error_code> tcp_stream::read_exactly(std::span<std::byte> buf, std::uint64_t deadline_ns) {
+  if (!impl_) return not_open();
+  while (!buf.empty()) {
+    auto n = impl_->read(buf, deadline_ns);
+    if (!n) return std::unexpected(n.error());
+    if (*n == 0) return std::unexpected(std::make_error_code(std::errc::connection_reset));
+    buf = buf.subspan(*n);
+  }
+  return {};
+}
+
+std::expected<void, std::error_code> tcp_stream::write(std::span<const std::byte> data, std::uint64_t deadline_ns) {
+  if (!impl_) return not_open();
+  return impl_->write(data, deadline_ns);
+}
+
+std::expected<void, std::error_code> tcp_stream::shutdown_write() {
+  if (!impl_) return not_open();
+  return impl_->shutdown_write();
+}
+
+void tcp_stream::close() {
+  if (impl_) {
+    impl_->close();
+    impl_.reset();
+  }
+}
+
+void tcp_stream::abort() {
+  if (impl_) {
+    impl_->abort();
+    impl_.reset();
+  }
+}
+
+std::expected<void, std::error_code> tcp_stream::set_no_delay(bool on) {
+  if (!impl_) return not_open();
+  return impl_->set_no_delay(on);
+}
+
+std::expected<void, std::error_code> tcp_stream::set_keepalive(bool on) {
+  if (!impl_) return not_open();
+  return impl_->set_keepalive(on);
+}
+
+endpoint tcp_stream::local() const { return impl_ ? impl_->local() : endpoint{}; }
+endpoint tcp_stream::remote() const { return impl_ ? impl_->remote() : endpoint{}; }
+
+// ---- tcp_listener -----------------------------------------------------------------
+
+tcp_listener::tcp_listener(std::unique_ptr<detail::listener_impl> impl) : impl_(std::move(impl)) {}
+tcp_listener::tcp_listener(tcp_listener&&) noexcept = default;
+tcp_listener& tcp_listener::operator=(tcp_listener&& o) noexcept {
+  if (this != &o) {
+    close();
+    impl_ = std::move(o.impl_);
+  }
+  return *this;
+}
+tcp_listener::~tcp_listener() { close(); }
+
+std::expected<tcp_stream, std::error_code> tcp_listener::accept(std::uint64_t deadline_ns) {
+  if (!impl_) return not_open();
+  auto s = impl_->accept(deadline_ns);
+  if (!s) return std::unexpected(s.error());
+  return tcp_stream(std::move(*s));
+}
+
+endpoint tcp_listener::local() const { return impl_ ? impl_->local() : endpoint{}; }
+
+void tcp_listener::close() {
+  if (impl_) {
+    impl_->close();
+    impl_.reset();
+  }
+}
+
+// ---- entry points ---------------------------------------------------------------------
+
+std::expected<tcp_listener, std::error_code> listen(const listen_options& opts) {
+  detail::backend* b = detail::current_backend();
+  if (b == nullptr) return std::unexpected(std::make_error_code(std::errc::network_down));
+  auto l = b->listen(opts);
+  if (!l) return std::unexpected(l.error());
+  return tcp_listener(std::move(*l));
+}
+
+std::expected<tcp_stream, std::error_code> connect(endpoint to, std::uint64_t deadline_ns, const stream_options& opts) {
+  detail::backend* b = detail::current_backend();
+  if (b == nullptr) return std::unexpected(std::make_error_code(std::errc::network_down));
+  auto s = b->connect(to, deadline_ns, opts);
+  if (!s) return std::unexpected(s.error());
+  return tcp_stream(std::move(*s));
+}
+
+}  // namespace affine::net

@@ -1,0 +1,117 @@
+#pragma once
+// The fiber socket API (DESIGN.md section 5). Blocking-style calls that
+// suspend only the calling fiber; every call takes a deadline (now_ns()
+// based, no_deadline by default) and reports errors as std::error_code
+// (ECONNRESET, ETIMEDOUT, ECONNREFUSED, ...), never by throwing or crashing.
+//
+// The same API runs on affine's userspace stack (a `dpdk` port) or on kernel
+// sockets through io_uring (a `uring` port): the configuration picks the
+// backend, the program does not change.
+
+#include <chrono>
+#include <compare>
+#include <cstddef>
+#include <cstdint>
+#include <expected>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+#include "affine/sync.hh"
+
+namespace affine::net {
+
+struct ipv4_address {
+  std::uint32_t value = 0;  // host byte order: 10.0.0.1 is 0x0a000001
+  static std::expected<ipv4_address, std::string> parse(std::string_view dotted);
+  std::string to_string() const;
+  friend constexpr auto operator<=>(ipv4_address, ipv4_address) = default;
+};
+inline constexpr ipv4_address any_address{0};
+inline constexpr ipv4_address loopback{0x7f000001};
+
+struct endpoint {
+  ipv4_address addr;
+  std::uint16_t port = 0;
+  std::string to_string() const;  // "10.77.0.2:6033"
+  friend constexpr auto operator<=>(const endpoint&, const endpoint&) = default;
+};
+
+struct stream_options {
+  bool no_delay = false;   // disable Nagle
+  bool keepalive = false;
+  std::size_t send_buffer = 0;     // bytes; 0 = the backend's default
+  std::size_t receive_buffer = 0;
+};
+
+struct listen_options {
+  endpoint local;               // addr any_address: every address of the port
+  unsigned backlog = 128;       // bounded accept queue
+  stream_options accepted{};    // options for accepted streams
+};
+
+namespace detail {
+class stream_impl;
+class listener_impl;
+}  // namespace detail
+
+class tcp_stream {
+ public:
+  tcp_stream() = default;
+  explicit tcp_stream(std::unique_ptr<detail::stream_impl> impl);
+  tcp_stream(tcp_stream&&) noexcept;
+  tcp_stream& operator=(tcp_stream&&) noexcept;
+  ~tcp_stream();  // close()
+
+  bool is_open() const { return impl_ != nullptr; }
+  // Up to buf.size() bytes; 0 means the peer closed its side (end of stream).
+  std::expected<std::size_t, std::error_code> read(std::span<std::byte> buf,
+                                                   std::uint64_t deadline_ns = no_deadline);
+  // Exactly buf.size() bytes; an end of stream before that is the error
+  // std::errc::connection_reset (the peer went away mid-message).
+  std::expected<void, std::error_code> read_exactly(std::span<std::byte> buf,
+                                                    std::uint64_t deadline_ns = no_deadline);
+  // All of `data`, or an error.
+  std::expected<void, std::error_code> write(std::span<const std::byte> data,
+                                             std::uint64_t deadline_ns = no_deadline);
+  // No more writes from this side (FIN); reads go on.
+  std::expected<void, std::error_code> shutdown_write();
+  // Orderly close. Idempotent.
+  void close();
+  // Reset the connection (RST) and drop unsent data.
+  void abort();
+
+  std::expected<void, std::error_code> set_no_delay(bool on);
+  std::expected<void, std::error_code> set_keepalive(bool on);
+  endpoint local() const;
+  endpoint remote() const;
+
+ private:
+  std::unique_ptr<detail::stream_impl> impl_;
+};
+
+class tcp_listener {
+ public:
+  tcp_listener() = default;
+  explicit tcp_listener(std::unique_ptr<detail::listener_impl> impl);
+  tcp_listener(tcp_listener&&) noexcept;
+  tcp_listener& operator=(tcp_listener&&) noexcept;
+  ~tcp_listener();
+
+  bool is_open() const { return impl_ != nullptr; }
+  std::expected<tcp_stream, std::error_code> accept(std::uint64_t deadline_ns = no_deadline);
+  endpoint local() const;  // the bound port, also when 0 was asked for
+  void close();
+
+ private:
+  std::unique_ptr<detail::listener_impl> impl_;
+};
+
+// On the backend the runtime was configured with. Precondition: in a fiber.
+std::expected<tcp_listener, std::error_code> listen(const listen_options& opts);
+std::expected<tcp_stream, std::error_code> connect(endpoint to, std::uint64_t deadline_ns = no_deadline,
+                                                   const stream_options& opts = {});
+
+}  // namespace affine::net
