@@ -7,13 +7,29 @@
 
 namespace affine::sim {
 
-void simulator::request_arrive(std::uint32_t flow, std::uint64_t arrived) {
+namespace {
+
+// A closed-loop client whose request was dropped sends it again after TCP's
+// minimum retransmission timeout (Linux TCP_RTO_MIN, 200 ms).
+constexpr std::uint64_t rto_ns = 200'000'000;
+
+}  // namespace
+
+void simulator::request_arrive(std::uint32_t flow) {
   rx_queue& q = queues_[flows_[flow].queue];
-  if (!q.packets.push({flow, arrived})) {
-    ++out_.count.drops;
+  const std::uint64_t sent = p_.work.open_loop ? now_ - wire_ns(p_.work.request_bytes) : flows_[flow].sent_at;
+  if (!q.packets.push({flow, sent})) {
+    lost(flow);
     return;
   }
   notify(cores_[q.core], true);
+}
+
+void simulator::lost(std::uint32_t flow) {
+  ++out_.count.drops;
+  if (!p_.work.open_loop) {
+    events_.push(now_ + rto_ns + wire_ns(p_.work.request_bytes), event_kind::request_arrive, flow);
+  }
 }
 
 bool simulator::rx_waiting(const core& c) const {
@@ -80,15 +96,14 @@ void simulator::start_rx(core& c) {
 }
 
 void simulator::finish_rx(core& c) {
-  const std::uint64_t sent = c.unit.arrived - wire_ns(p_.work.request_bytes);
   if (c.unit_target == c.id) {
-    deliver(c.unit.flow, c.id, sent);
+    deliver(c.unit.flow, c.id, c.unit.sent);
     return;
   }
   core& target = cores_[c.unit_target];
   const std::uint64_t ready = now_ + p_.cost.wake_remote_ns;
   if (!target.backlog.push({c.unit, ready})) {
-    ++out_.count.drops;
+    lost(c.unit.flow);
     return;
   }
   events_.push(ready, event_kind::backlog_arrive, target.id);
@@ -100,7 +115,7 @@ void simulator::finish_rx(core& c) {
 void simulator::deliver(std::uint32_t flow, std::uint32_t on, std::uint64_t sent) {
   flow_state& f = flows_[flow];
   if (!f.socket.push(sent)) {
-    ++out_.count.drops;
+    lost(flow);
     return;
   }
   f.processed_on = on;

@@ -183,7 +183,7 @@ result simulator::run() {
 
 void simulator::dispatch(const event& e) {
   switch (e.kind) {
-    case event_kind::request_arrive: request_arrive(e.a, now_); break;
+    case event_kind::request_arrive: request_arrive(e.a); break;
     case event_kind::core_done:
       if (cores_[e.a].gen == e.b) finish_segment(cores_[e.a]);
       break;

@@ -51,7 +51,7 @@ class simulator {
 
   struct packet {
     std::uint32_t flow = 0;
-    std::uint64_t arrived = 0;  // at the NIC
+    std::uint64_t sent = 0;     // when the client sent the request (first transmission)
   };
   struct handoff {
     packet p;
@@ -88,6 +88,7 @@ class simulator {
     std::uint32_t hash = 0;
     std::uint32_t processed_on = 0;  // core whose RX path delivered the latest request
     unsigned done_in_txn = 0;
+    std::uint64_t sent_at = 0;    // closed loop: when the outstanding request was first sent
     ring<std::uint64_t> socket;   // send times of delivered, unread requests
     rng random{0, 0};
   };
@@ -160,12 +161,13 @@ class simulator {
   void poll_recheck(core& c);
 
   // ---- nic.cc: packets
-  void request_arrive(std::uint32_t flow, std::uint64_t arrived);
+  void request_arrive(std::uint32_t flow);
+  void lost(std::uint32_t flow);
   bool rx_waiting(const core& c) const;
   bool backlog_ready(const core& c) const;
   void start_rx(core& c);
   void finish_rx(core& c);
-  void deliver(std::uint32_t flow, std::uint32_t core_id, std::uint64_t sent);
+  void deliver(std::uint32_t flow, std::uint32_t on, std::uint64_t sent);
 
   // ---- workload.cc: tasks and clients
   bool begin_work(core& c, task& t);

@@ -82,6 +82,7 @@ void simulator::respond(task& t) {
 }
 
 void simulator::send_request(std::uint32_t flow, std::uint64_t at) {
+  flows_[flow].sent_at = at;
   events_.push(at + wire_ns(p_.work.request_bytes), event_kind::request_arrive, flow);
 }
 
