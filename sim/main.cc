@@ -2,9 +2,12 @@
 //
 //   affine-sim --scenario FILE [--scenario FILE ...] [--set PATH=VALUE ...]
 //              [--seed N] [--report DIR]
+//   affine-sim --emit-doc docs/simulator.md   (the file, its key reference regenerated)
 
 #include <chrono>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -21,12 +24,14 @@ constexpr std::string_view usage =
     "  --scenario FILE   a scenario (sim/scenarios/*.toml); every variant in it is run\n"
     "  --set PATH=VALUE  override a scenario key in every variant, e.g. --set run.duration_ms=200\n"
     "  --seed N          the random seed (run.seed); the same seed gives the same output\n"
-    "  --report DIR      also write DIR/report.md and SVG plots\n";
+    "  --report DIR      also write DIR/report.md and SVG plots\n"
+    "  --emit-doc FILE   print FILE with its scenario key reference regenerated, and exit\n";
 
 struct options {
   std::vector<std::string> scenarios;
   std::vector<std::string> sets;
   std::string report;
+  std::string emit_doc;
 };
 
 // Accepts "--opt value" and "--opt=value".
@@ -44,7 +49,7 @@ bool parse(int argc, char** argv, options& o, std::string& error) {
       error.clear();
       return false;
     }
-    if (arg != "--scenario" && arg != "--set" && arg != "--seed" && arg != "--report") {
+    if (arg != "--scenario" && arg != "--set" && arg != "--seed" && arg != "--report" && arg != "--emit-doc") {
       error = fmt::format("unknown option \"{}\"", argv[i]);
       return false;
     }
@@ -59,9 +64,27 @@ bool parse(int argc, char** argv, options& o, std::string& error) {
     if (arg == "--set") o.sets.push_back(value);
     if (arg == "--seed") o.sets.push_back("run.seed=" + value);
     if (arg == "--report") o.report = value;
+    if (arg == "--emit-doc") o.emit_doc = value;
   }
-  if (o.scenarios.empty()) error = "give at least one --scenario";
+  if (o.scenarios.empty() && o.emit_doc.empty()) error = "give at least one --scenario";
   return error.empty();
+}
+
+int emit_doc(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    fmt::print(stderr, "affine-sim: {}: cannot open\n", path);
+    return 1;
+  }
+  std::ostringstream doc;
+  doc << in.rdbuf();
+  const auto spliced = affine::config::splice_key_reference(affine::sim::scenario_schema(), doc.str());
+  if (!spliced) {
+    fmt::print(stderr, "affine-sim: {}: {}\n", path, spliced.error());
+    return 1;
+  }
+  fmt::print("{}", *spliced);
+  return 0;
 }
 
 }  // namespace
@@ -75,6 +98,7 @@ int main(int argc, char** argv) {
     fmt::print(error.empty() ? stdout : stderr, "{}", usage);
     return error.empty() ? 0 : 2;
   }
+  if (!o.emit_doc.empty()) return emit_doc(o.emit_doc);
   std::vector<scenario> loaded;
   for (const std::string& path : o.scenarios) {
     auto sc = load_scenario(path, o.sets);

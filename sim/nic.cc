@@ -63,7 +63,6 @@ void simulator::start_rx(core& c) {
         break;
       }
     }
-    c.unit_kind = rx_kind::queue;
     c.unit = queues_[q].packets.pop();
     c.unit_target = c.id;
     cost += p_.cost.rx_driver_ns * pkts;
@@ -84,7 +83,6 @@ void simulator::start_rx(core& c) {
     if (c.unit_target == c.id) cost += protocol;
   } else {
     const handoff h = c.backlog.pop();
-    c.unit_kind = rx_kind::backlog;
     c.unit = h.p;
     c.unit_target = c.id;
     cost += protocol;

@@ -63,6 +63,13 @@ std::string rates(const std::array<std::uint64_t, N>& counts, const result& r) {
   return out.empty() ? "-" : out;
 }
 
+// RPS reasons, then where the handed-over batches went ("handoffs same_llc N, ...").
+std::string rps_text(const result& r) {
+  const std::string reasons = rates<policy::rps_reason>(r.count.rps_reasons, r);
+  const std::string handoffs = rates<distance>(r.count.rps_distance, r);
+  return handoffs == "-" ? reasons : fmt::format("{}; handoffs {}", reasons, handoffs);
+}
+
 const variant* baseline_of(const scenario& sc, const variant& v, std::size_t* index) {
   for (std::size_t i = 0; i < sc.variants.size(); ++i) {
     if (sc.variants[i].name == v.baseline && sc.variants[i].x == v.x) {
@@ -115,7 +122,7 @@ void decisions_table(std::string& out, const scenario_run& run) {
     out += fmt::format("| {} | {} | {} / {} / {} | {} | {} | {} ({}) | {} |\n", label(sc, sc.variants[i]),
                        rates<policy::wake_reason>(c.wake_reasons, r), per_s(c.steals[0], r), per_s(c.steals[1], r),
                        per_s(c.steals[2], r), rates<policy::poll_exit>(c.poll_exits, r),
-                       rates<policy::rps_reason>(c.rps_reasons, r), per_s(c.migrations, r),
+                       rps_text(r), per_s(c.migrations, r),
                        per_s(c.remote_migrations, r), per_s(c.idle_kicks, r));
   }
 }
@@ -133,7 +140,10 @@ std::vector<svg_file> charts(const scenario_run& run) {
             .log_x = true, .y_max = 1.0};
   for (std::size_t i = 0; i < sc.variants.size(); ++i) {
     series s{label(sc, sc.variants[i]), {}};
-    for (const auto& [ns, frac] : run.results[i].latency.cdf()) s.points.emplace_back(ns / 1000, frac);
+    const auto points = run.results[i].latency.cdf();
+    // Start from zero at the first value, so a distribution in one bucket still shows as a step.
+    if (!points.empty()) s.points.emplace_back(points.front().first / 1000, 0.0);
+    for (const auto& [ns, frac] : points) s.points.emplace_back(ns / 1000, frac);
     cdf.lines.push_back(std::move(s));
   }
   files.push_back({sc.name + "-latency.svg", "latency CDF", render_svg(cdf)});
@@ -200,10 +210,12 @@ std::string markdown(std::span<const scenario_run> runs, std::string_view comman
     out += fmt::format("\n## {}\n\n", sc.name);
     if (!sc.summary.empty()) out += sc.summary + "\n\n";
     const sim_params& p = sc.variants.front().params;
+    std::uint64_t events = 0;
+    for (const result& r : run.results) events += r.count.events;
     out += fmt::format("Seed: `{}`; scenario: `{}`; {} ms measured per variant after {} ms of warmup; wall time {:.1f} s"
-                       " for all {} variants; {} ({}).\n\n",
+                       " for all {} variants ({} events); {} ({}).\n\n",
                        sc.seed_file, sc.source, p.run.duration_ns / 1'000'000, p.run.warmup_ns / 1'000'000, run.wall_s,
-                       sc.variants.size(), p.machine.topo.summary(),
+                       sc.variants.size(), events, p.machine.topo.summary(),
                        lower_is_better(sc.metric) ? "lower is better" : "higher is better");
     figures_table(out, run);
     decisions_table(out, run);

@@ -37,7 +37,6 @@ struct result {
   // Per node, one value per sample interval from time 0 (warmup included).
   std::vector<std::vector<double>> node_busy_series;
   double sample_ms = 0;
-  double warmup_ms = 0;
   counters count;                    // over the measured time (events: whole run)
 };
 

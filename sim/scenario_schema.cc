@@ -1,6 +1,7 @@
 // The scenario schema: every key a scenario file may hold, with its default,
 // range and one line of help. The [costs] defaults are affine's own reactor
-// (the calibration table in docs/simulator.md gives the source of each); a
+// (the calibration table in docs/simulator.md gives the source of each:
+// bench/run reactor for the switch, the remote wakeup and the idle exit); a
 // seed scenario sets the costs of the seed's machine instead.
 
 #include <charconv>
@@ -154,9 +155,9 @@ schema make_schema() {
                       integer("rps_enqueue_ns", ns_range, 50, "Per packet handed to another core's backlog."),
                       integer("tx_packet_ns", ns_range, 200, "Per response packet."),
                       integer("tx_per_kib_ns", ns_range, 40, "Per KiB sent."),
-                      integer("switch_ns", ns_range, 100, "Switching a core to another task (fiber switch)."),
-                      integer("wake_remote_ns", ns_range, 700, "A wakeup or RPS batch reaching another core."),
-                      integer("idle_exit_ns", ns_range, 5000, "A sleeping reactor getting back to work."),
+                      integer("switch_ns", ns_range, 110, "Switching a core to another task (fiber switch)."),
+                      integer("wake_remote_ns", ns_range, 950, "A wakeup or RPS batch reaching another core."),
+                      integer("idle_exit_ns", ns_range, 16000, "A sleeping reactor getting back to work."),
                       integer("steal_ns", ns_range, 300, "The thief's cost of a steal."),
                       integer("migrate_llc_ns", ns_range, 2000, "Cache re-warm after moving inside an LLC."),
                       integer("migrate_node_ns", ns_range, 10'000, "Cache re-warm after moving to another LLC of the node."),

@@ -232,7 +232,6 @@ result simulator::collect() {
   out_.transactions_per_s = static_cast<double>(transactions_) / seconds;
   out_.requests_per_s = static_cast<double>(requests_) / seconds;
   out_.sample_ms = static_cast<double>(p_.run.sample_ns) / 1e6;
-  out_.warmup_ms = static_cast<double>(p_.run.warmup_ns) / 1e6;
   out_.node_busy_pct.assign(topo_.node_count(), 0.0);
   for (unsigned n = 0; n < topo_.node_count(); ++n) {
     std::uint64_t busy = 0;

@@ -45,7 +45,6 @@ class simulator {
   static constexpr std::uint64_t load_period_ns = 1'000'000;
 
   enum class core_mode : std::uint8_t { sleeping, waking, spinning, rx, running, polling };
-  enum class rx_kind : std::uint8_t { queue, backlog };
   enum class task_kind : std::uint8_t { server, consumer, antagonist };
   enum class task_state : std::uint8_t { blocked, waking, runnable, running, polling };
 
@@ -111,7 +110,6 @@ class simulator {
     ring<handoff> backlog;
     bool irq_pending = false;     // the next RX unit pays interrupt entry
     // The RX unit in progress.
-    rx_kind unit_kind = rx_kind::queue;
     packet unit;
     std::uint32_t unit_target = 0;
     std::uint64_t seg_start = 0;

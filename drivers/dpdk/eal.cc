@@ -3,7 +3,6 @@
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_lcore.h>
-#include <rte_log.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
@@ -12,6 +11,9 @@
 #include <vector>
 
 #include <fmt/format.h>
+
+#include "affine/log.hh"
+#include "drivers/dpdk/error.hh"
 
 namespace affine::drivers::dpdk {
 
@@ -22,19 +24,32 @@ bool eal_done = false;
 std::expected<void, std::string> eal_result;
 std::map<unsigned, rte_mempool*> pools;  // under eal_mutex
 
-// DPDK's reasons, in words a user can act on.
-std::string explain(int err) {
-  switch (err) {
-    case EACCES: return "permission denied (run as root, or give the process access to hugepages and devices)";
-    case ENOMEM:
-      return "not enough memory: no hugepages reserved? Reserve some (docs/dpdk.md) or pass --no-huge with -m";
-    case EALREADY: return "the EAL was already initialised in this process";
-    case ENODEV: return "no device found: check the PCI address or the --vdev string";
-    case EINVAL: return "invalid EAL arguments (a malformed --vdev or option?)";
-    case EPROTO: return "the EAL cannot run here (no IOVA mode fits; try --no-huge --iova-mode=va)";
-    default: return fmt::format("{} ({})", rte_strerror(err), err);
-  }
+// The EAL logs its reason first and generic "Cannot init ..." lines after
+// it; the cases users meet most get a sentence that says what to do.
+std::string explain_eal(int err, const log_capture& log) {
+  if (log.mentions("hugepage"))
+    return "no hugepages reserved and --no-huge not given: reserve hugepages (docs/dpdk.md) or add "
+           "--no-huge -m 256 to [[port]].eal";
+  const std::string reason = log.first_error();
+  if (reason == "Invalid 'command line' arguments.")
+    return "invalid EAL arguments (an unknown option? DPDK printed its usage above)";
+  if (err == ENODEV)
+    return fmt::format("a device in the EAL arguments cannot be used: {} (is its PMD installed? PMDs load from {})",
+                       reason, RTE_EAL_PMD_PATH);
+  if (err == EINVAL && !reason.empty()) return fmt::format("invalid EAL arguments: {}", reason);
+  if (reason.empty()) return explain(err);
+  return fmt::format("{}: {}", explain(err), reason);
 }
+
+// Reactor threads give their lcore slot back when they end (there are only
+// RTE_MAX_LCORE of them, and tests start many runtimes).
+struct lcore_registration {
+  bool registered = false;
+  ~lcore_registration() {
+    if (registered) rte_thread_unregister();
+  }
+};
+thread_local lcore_registration this_thread_lcore;
 
 }  // namespace
 
@@ -46,10 +61,11 @@ std::expected<void, std::string> init_eal(std::span<const std::string> args) {
   std::vector<char*> argv;
   for (auto& a : owned) argv.push_back(a.data());
   argv.push_back(nullptr);
+  log_capture log;
   const int rc = rte_eal_init(int(owned.size()), argv.data());
   eal_done = true;
   if (rc < 0) {
-    eal_result = std::unexpected(fmt::format("DPDK EAL: {}", explain(rte_errno)));
+    eal_result = std::unexpected(fmt::format("DPDK EAL: {}", explain_eal(rte_errno, log)));
   } else {
     eal_result = {};
   }
@@ -57,8 +73,11 @@ std::expected<void, std::string> init_eal(std::span<const std::string> args) {
 }
 
 std::expected<void, std::string> init_eal_for_tests() {
+  // --no-huge implies legacy memory, which --in-memory refuses; --no-shconf
+  // is the part of --in-memory wanted here (no files under /var/run/dpdk, so
+  // several processes can run at once).
   static const std::vector<std::string> args{
-      "--no-huge", "--no-pci", "--in-memory", "--no-telemetry", "-m", "256", "-l", "0",
+      "--no-huge", "--no-pci", "--no-shconf", "--no-telemetry", "-m", "256", "-l", "0",
       "--log-level=lib.eal:error", "--log-level=pmd:warning"};
   return init_eal(args);
 }
@@ -85,7 +104,13 @@ std::expected<void, std::string> register_thread() {
   if (rte_lcore_id() != LCORE_ID_ANY) return {};
   if (rte_thread_register() != 0)
     return std::unexpected(fmt::format("cannot make this thread a DPDK lcore: {}", explain(rte_errno)));
+  this_thread_lcore.registered = true;
   return {};
+}
+
+void register_reactor(unsigned reactor) {
+  // Without an lcore id the thread still works, only without mempool caches.
+  if (auto r = register_thread(); !r) AFFINE_LOG_WARN("reactor {}: {}; packet pools run uncached", reactor, r.error());
 }
 
 }  // namespace affine::drivers::dpdk

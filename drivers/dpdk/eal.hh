@@ -16,7 +16,7 @@ namespace affine::drivers::dpdk {
 std::expected<void, std::string> init_eal(std::span<const std::string> args);
 
 // The arguments tests and in-process tools use on a machine without
-// hugepages or PCI devices: --no-huge --no-pci --in-memory, a small memory
+// hugepages or PCI devices: --no-huge --no-pci --no-shconf, a small memory
 // budget, quiet logs. Virtual devices are added afterwards with rte_vdev_init.
 std::expected<void, std::string> init_eal_for_tests();
 
@@ -30,5 +30,10 @@ std::expected<rte_mempool*, std::string> packet_pool(unsigned node, unsigned mbu
 // Make the calling thread an EAL lcore (rte_thread_register) so mempool
 // caches work on it; reactors call this at start. Idempotent per thread.
 std::expected<void, std::string> register_thread();
+
+// For runtime_options::on_reactor_start: register_thread, logging a failure
+// (the reactor then runs with uncached pools). The lcore is released when
+// the thread ends.
+void register_reactor(unsigned reactor);
 
 }  // namespace affine::drivers::dpdk

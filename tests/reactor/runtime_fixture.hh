@@ -10,6 +10,7 @@
 #include "affine/fiber.hh"
 #include "affine/runtime.hh"
 #include "affine/topology.hh"
+#include "reactor/policy/config.hh"
 
 namespace affine::test {
 

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,22 +28,27 @@ struct outcome {
       if (sc.variants[i].name == name && (!x || sc.variants[i].x == x)) return results[i];
     }
     ADD_FAILURE() << "no variant " << name;
-    return results.front();
+    static const result empty;
+    return empty;
   }
   double metric(const std::string& name, std::optional<std::int64_t> x = std::nullopt) const {
     return metric_value(sc.metric, at(name, x));
   }
 };
 
-// Loads sim/scenarios/NAME.toml with the overrides and runs every variant.
-inline outcome run(const std::string& name, const std::vector<std::string>& sets) {
+// Loads sim/scenarios/NAME.toml with the overrides, lets `adjust` change
+// each variant's parameters (scaling what overrides cannot, since they apply
+// to every variant last), and runs every variant.
+inline outcome run(const std::string& name, const std::vector<std::string>& sets,
+                   const std::function<void(variant&)>& adjust = {}) {
   auto sc = load_scenario(scenario_path(name), sets);
   EXPECT_TRUE(sc.has_value()) << (sc ? "" : sc.error());
-  outcome o{std::move(*sc), {}};
-  for (const variant& v : o.sc.variants) {
+  outcome o{sc ? std::move(*sc) : scenario{}, {}};
+  for (variant& v : o.sc.variants) {
+    if (adjust) adjust(v);
     auto r = simulate(v.params);
     EXPECT_TRUE(r.has_value()) << (r ? "" : r.error());
-    o.results.push_back(std::move(*r));
+    o.results.push_back(r ? std::move(*r) : result{});
   }
   return o;
 }
@@ -51,7 +57,7 @@ inline outcome run(const std::string& name, const std::vector<std::string>& sets
 inline sim_params params_of(std::string_view toml) {
   auto sc = load_scenario_string(toml, "test.toml", {});
   EXPECT_TRUE(sc.has_value()) << (sc ? "" : sc.error());
-  return sc->variants.front().params;
+  return sc ? sc->variants.front().params : sim_params{};
 }
 
 inline std::string load_error(std::string_view toml, const std::vector<std::string>& sets = {}) {

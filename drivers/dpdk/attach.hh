@@ -1,0 +1,59 @@
+#pragma once
+// Putting a started port on a running runtime: one rx_poller per reactor
+// core, owning the RX queues the plan gives that core (possibly none) and
+// that core's TX queue, and the RETA programmed from the same plan.
+//
+// Reactor threads should be DPDK lcores (runtime_options::on_reactor_start =
+// register_reactor, eal.hh) so that packet pools use their per-core caches.
+
+#include <expected>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "affine/runtime.hh"
+#include "affine/topology.hh"
+#include "drivers/dpdk/poller.hh"
+#include "drivers/dpdk/port.hh"
+
+namespace affine::drivers::dpdk {
+
+struct attach_options {
+  // Let idle reactors sleep on the port's RX interrupts where it has them.
+  bool rx_interrupts = true;
+};
+
+class port_attachment {
+ public:
+  // Takes the pollers off the reactors (waiting for each), then drops what
+  // their TX batches still hold. Call from outside the reactors, before the
+  // runtime stops.
+  ~port_attachment();
+  port_attachment(const port_attachment&) = delete;
+  port_attachment& operator=(const port_attachment&) = delete;
+
+  unsigned cores() const { return unsigned(pollers_.size()); }
+  rx_poller& poller(unsigned reactor) { return *pollers_[reactor]; }
+  // The TX batch of a reactor core. Precondition: used on that core.
+  tx_batch& tx(unsigned reactor) { return pollers_[reactor]->tx(); }
+
+ private:
+  friend std::expected<std::unique_ptr<port_attachment>, std::string> attach(runtime&, dpdk_port&,
+                                                                             std::span<const rxq_assignment>,
+                                                                             packet_sink&, attach_options);
+  explicit port_attachment(runtime& rt) : rt_(rt) {}
+
+  runtime& rt_;
+  std::vector<std::unique_ptr<rx_poller>> pollers_;  // by reactor index
+};
+
+// `plan` (plan_rx_queues) must give every RX queue of the port exactly one
+// core that runs a reactor; the port needs a TX queue per reactor core.
+// Errors say which queue or core is wrong. A RETA the PMD will not take is
+// logged, and RSS keeps the PMD's table.
+std::expected<std::unique_ptr<port_attachment>, std::string> attach(runtime& rt, dpdk_port& port,
+                                                                    std::span<const rxq_assignment> plan,
+                                                                    packet_sink& sink, attach_options opts = {});
+
+}  // namespace affine::drivers::dpdk

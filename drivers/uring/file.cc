@@ -1,0 +1,121 @@
+#include "drivers/uring/file.hh"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cassert>
+#include <cerrno>
+#include <vector>
+
+#include "affine/fiber.hh"
+#include "affine/runtime.hh"
+
+namespace affine::drivers::uring {
+
+ring_file::~ring_file() {
+  if (fd_ >= 0) close();
+}
+
+void ring_file::link(op& o) {
+  o.prev = nullptr;
+  o.next = head_;
+  if (head_ != nullptr) head_->prev = &o;
+  head_ = &o;
+}
+
+void ring_file::unlink(op& o) {
+  (o.prev != nullptr ? o.prev->next : head_) = o.next;
+  if (o.next != nullptr) o.next->prev = o.prev;
+}
+
+int ring_file::run(const request& r, std::uint64_t deadline_ns) {
+  op o;
+  lock_.lock();
+  if (closing_) {
+    lock_.unlock();
+    return -ECANCELED;
+  }
+  o.core = this_fiber::core();
+  link(o);
+  lock_.unlock();
+  const int res = submit_and_wait(o, r, deadline_ns);
+  lock_.lock();
+  unlink(o);
+  if (closing_ && head_ == nullptr) drained_.notify_all();
+  lock_.unlock();
+  return res;
+}
+
+int ring_file::submit_and_wait(op& o, const request& r, std::uint64_t deadline_ns) {
+  assert(o.core == this_fiber::core());
+  core_ring& ring = rings_.on(o.core);
+  o.done.arm();
+  if (const int e = ring.start(o, fd_, r); e < 0) return e;
+  if (o.done.wait(deadline_ns)) return o.done.result();
+  // The deadline passed. The cancel must go to the ring the operation is
+  // on, and the timer may have woken us elsewhere: go back there (a pinned
+  // fiber never left). Migrating does not park, so it cannot swallow the
+  // completion's wakeup; wait() below sees it.
+  this_fiber::migrate(o.core);
+  ring.prepare_cancel(o);
+  ring.submit();
+  o.done.wait(no_deadline);
+  const int res = o.done.result();
+  // Done before the cancel reached it: the result stands (no data lost).
+  return res == -ECANCELED || res == -EINTR ? -ETIMEDOUT : res;
+}
+
+void ring_file::cancel_on(unsigned core) {
+  auto cancel_here = [this, core] {
+    core_ring& ring = rings_.on(core);
+    lock_.lock();
+    // Every operation named here is still linked, so its fiber has not come
+    // back from run() and cannot have reused the op's address; and it could
+    // start another on this ring only by running on this core, after us.
+    for (op* o = head_; o != nullptr; o = o->next)
+      if (o->core == core) ring.prepare_cancel(*o);
+    lock_.unlock();
+    ring.submit();
+  };
+  if (this_fiber::core() == core) {
+    cancel_here();
+  } else {
+    submit_to(core, cancel_here);
+  }
+}
+
+void ring_file::close() {
+  if (!this_fiber::in_fiber()) {
+    lock_.lock();
+    assert(head_ == nullptr && "a uring socket closed off the reactors while a fiber uses it");
+    closing_ = true;
+    lock_.unlock();
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+    return;
+  }
+  lock_.lock();
+  if (closing_) {
+    lock_.unlock();
+    return;
+  }
+  closing_ = true;
+  std::vector<unsigned> cores;  // off the data path: closing may allocate
+  for (op* o = head_; o != nullptr; o = o->next)
+    if (std::ranges::find(cores, o->core) == cores.end()) cores.push_back(o->core);
+  lock_.unlock();
+  for (unsigned c : cores) cancel_on(c);
+  lock_.lock();
+  while (head_ != nullptr) {
+    drained_.wait(lock_);
+    lock_.lock();
+  }
+  lock_.unlock();
+  if (fd_ < 0) return;
+  op o;
+  o.core = this_fiber::core();
+  if (submit_and_wait(o, {.what = request::kind::close}, no_deadline) == -EBUSY) ::close(fd_);
+  fd_ = -1;
+}
+
+}  // namespace affine::drivers::uring

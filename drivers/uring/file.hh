@@ -1,0 +1,53 @@
+#pragma once
+// A kernel socket driven through the rings: runs one operation at a time per
+// calling fiber (any number of fibers at once, e.g. a reader and a writer),
+// with a deadline, and keeps the operations in flight so that close() can
+// cancel them and wait until none refers to the socket or its buffers.
+
+#include <cstdint>
+
+#include "affine/sync.hh"
+#include "drivers/uring/ring.hh"
+
+namespace affine::drivers::uring {
+
+class ring_file {
+ public:
+  // Takes ownership of `fd`. `rings` outlives the file.
+  ring_file(const ring_set& rings, int fd) : rings_(rings), fd_(fd) {}
+  ~ring_file();  // closes the fd if close() was not called
+  ring_file(const ring_file&) = delete;
+  ring_file& operator=(const ring_file&) = delete;
+
+  int fd() const { return fd_; }
+
+  // Precondition: in a fiber. Submits `r` on the calling core's ring and
+  // waits. Returns the CQE's result (>= 0, or -errno); -ETIMEDOUT when the
+  // deadline passed first (the operation is cancelled and waited for: the
+  // kernel refers to the caller's buffers until then); -ECANCELED when the
+  // file is closed meanwhile or already.
+  int run(const request& r, std::uint64_t deadline_ns);
+
+  // Cancels every operation in flight, waits until they have ended, and
+  // closes the fd (through the ring in a fiber; directly off the reactors,
+  // where nothing can be in flight). Idempotent.
+  void close();
+
+ private:
+  // Submit and wait, without the in-flight bookkeeping (close uses it too).
+  int submit_and_wait(op& o, const request& r, std::uint64_t deadline_ns);
+  void link(op& o);
+  void unlink(op& o);
+  // Precondition: in a fiber. Cancel the operations submitted on `core`;
+  // runs on that core (a cancel reaches only its own ring).
+  void cancel_on(unsigned core);
+
+  const ring_set& rings_;
+  int fd_;
+  spinlock lock_;  // guards the fields below
+  bool closing_ = false;
+  op* head_ = nullptr;  // operations in flight
+  wait_queue drained_;  // close() waits here for head_ to empty
+};
+
+}  // namespace affine::drivers::uring

@@ -1,0 +1,69 @@
+#include "drivers/uring/stream.hh"
+
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+
+#include "drivers/uring/sockets.hh"
+
+namespace affine::drivers::uring {
+
+std::expected<std::unique_ptr<net::detail::stream_impl>, std::error_code> uring_stream::connect(
+    const ring_set& rings, net::endpoint to, std::uint64_t deadline_ns, const net::stream_options& opts) {
+  auto fd = tcp_socket();
+  if (!fd) return std::unexpected(fd.error());
+  auto s = std::make_unique<uring_stream>(rings, *fd, net::endpoint{}, to);  // closes the fd on any error
+  if (auto r = set_buffers(*fd, opts); !r) return std::unexpected(r.error());
+  if (auto r = set_flags(*fd, opts); !r) return std::unexpected(r.error());
+  sockaddr_in addr = to_sockaddr(to);
+  const int res = s->file_.run({.what = request::kind::connect, .buf = &addr, .len = sizeof addr}, deadline_ns);
+  if (res < 0) return failure(-res);
+  s->local_ = local_endpoint(*fd);
+  return s;
+}
+
+std::expected<std::size_t, std::error_code> uring_stream::read(std::span<std::byte> buf, std::uint64_t deadline_ns) {
+  if (buf.empty()) return 0;
+  const int res = file_.run({.what = request::kind::recv, .buf = buf.data(), .len = buf.size()}, deadline_ns);
+  if (res < 0) return failure(-res);
+  return std::size_t(res);
+}
+
+std::expected<void, std::error_code> uring_stream::write(std::span<const std::byte> data, std::uint64_t deadline_ns) {
+  // A send may take part of the data (a full send buffer): go on from there.
+  while (!data.empty()) {
+    // MSG_NOSIGNAL: a peer that went away is EPIPE here, not a SIGPIPE.
+    const int res = file_.run({.what = request::kind::send,
+                               .buf = const_cast<std::byte*>(data.data()),
+                               .len = data.size(),
+                               .flags = MSG_NOSIGNAL},
+                              deadline_ns);
+    if (res <= 0) return failure(res == 0 ? EPIPE : -res);
+    data = data.subspan(std::size_t(res));
+  }
+  return {};
+}
+
+std::expected<void, std::error_code> uring_stream::shutdown_write() {
+  const int res = file_.run({.what = request::kind::shutdown, .flags = SHUT_WR}, no_deadline);
+  if (res < 0) return failure(-res);
+  return {};
+}
+
+void uring_stream::abort() {
+  // Linger on, zero seconds: close() sends RST and drops unsent data.
+  const linger l{.l_onoff = 1, .l_linger = 0};
+  ::setsockopt(file_.fd(), SOL_SOCKET, SO_LINGER, &l, sizeof l);
+  file_.close();
+}
+
+std::expected<void, std::error_code> uring_stream::set_no_delay(bool on) {
+  return set_option(file_.fd(), IPPROTO_TCP, TCP_NODELAY, on ? 1 : 0);
+}
+
+std::expected<void, std::error_code> uring_stream::set_keepalive(bool on) {
+  return set_option(file_.fd(), SOL_SOCKET, SO_KEEPALIVE, on ? 1 : 0);
+}
+
+}  // namespace affine::drivers::uring

@@ -1,0 +1,209 @@
+// net_tap: the Linux kernel is the peer. Inside the test's own network
+// namespace (netns_main.cc) the kernel holds 10.77.0.1/24 on the tap
+// interface and the DPDK port plays 10.77.0.2: the kernel's ARP and ping
+// must reach the port, and its answers must reach the kernel.
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "affine/runtime.hh"
+#include "drivers/dpdk/attach.hh"
+#include "tests/drivers/dpdk/collect_sink.hh"
+#include "tests/drivers/dpdk/dpdk_fixture.hh"
+#include "tests/drivers/dpdk/netns.hh"
+#include "tests/drivers/dpdk/responder.hh"
+
+namespace affine::drivers::dpdk::test {
+namespace {
+
+constexpr const char* tap_iface = "afftap0";
+constexpr std::uint32_t kernel_ip = 0x0a4d0001;  // 10.77.0.1
+constexpr std::uint32_t port_ip = 0x0a4d0002;    // 10.77.0.2
+
+class tap_test : public dpdk_test {
+ protected:
+  void SetUp() override {
+    if (const std::string why = namespace_skip_reason(); !why.empty()) GTEST_SKIP() << why;
+    ASSERT_TRUE(inside_own_namespace()) << "tap tests run only inside the namespace netns_main.cc makes";
+    // The EAL starts here, not in a global environment: a run that skips
+    // must not need it.
+    auto eal = init_eal_for_tests();
+    ASSERT_TRUE(eal.has_value()) << eal.error();
+    dpdk_test::SetUp();
+  }
+
+  // Open the tap port and give the kernel's side its address.
+  std::unique_ptr<dpdk_port> open_tap(unsigned queues = 1) {
+    auto p = dpdk_port::open({.device = fmt::format("net_tap0,iface={}", tap_iface), .rx_queues = queues,
+                              .tx_queues = queues, .rx_descriptors = 256, .tx_descriptors = 256});
+    EXPECT_TRUE(p.has_value()) << p.error();
+    if (!p) return nullptr;
+    const std::string cmd = fmt::format("ip addr add 10.77.0.1/24 dev {0} && ip link set {0} up", tap_iface);
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    return std::move(*p);
+  }
+};
+
+// An ICMP echo from the kernel to `dst` over a raw socket; true when the
+// matching reply comes back within `limit`.
+bool kernel_ping(std::uint32_t dst, std::uint16_t seq, std::chrono::milliseconds limit) {
+  const int s = ::socket(AF_INET, SOCK_RAW, IPPROTO_ICMP);
+  if (s < 0) return false;
+  std::array<std::uint8_t, 40> echo{};
+  const std::uint16_t id = std::uint16_t(::getpid());
+  echo[0] = 8;
+  echo[4] = std::uint8_t(id >> 8), echo[5] = std::uint8_t(id);
+  echo[6] = std::uint8_t(seq >> 8), echo[7] = std::uint8_t(seq);
+  for (std::size_t i = 8; i < echo.size(); ++i) echo[i] = std::uint8_t(i);
+  std::uint32_t sum = 0;
+  for (std::size_t i = 0; i < echo.size(); i += 2) sum += std::uint32_t(echo[i] << 8 | echo[i + 1]);
+  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+  echo[2] = std::uint8_t(~sum >> 8), echo[3] = std::uint8_t(~sum);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_addr.s_addr = htonl(dst);
+  bool answered = false;
+  if (::sendto(s, echo.data(), echo.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to) ==
+      ssize_t(echo.size())) {
+    const auto until = std::chrono::steady_clock::now() + limit;
+    while (!answered && std::chrono::steady_clock::now() < until) {
+      pollfd pfd{s, POLLIN, 0};
+      if (::poll(&pfd, 1, 50) <= 0) continue;
+      std::array<std::uint8_t, 256> in;
+      const ssize_t n = ::recv(s, in.data(), in.size(), 0);
+      const std::size_t ihl = n > 0 ? std::size_t(in[0] & 0x0f) * 4 : 0;
+      if (n < ssize_t(ihl + 8)) continue;
+      const std::uint8_t* icmp = in.data() + ihl;
+      answered = icmp[0] == 0 && (icmp[4] << 8 | icmp[5]) == id && (icmp[6] << 8 | icmp[7]) == seq;
+    }
+  }
+  ::close(s);
+  return answered;
+}
+
+// A UDP datagram from the kernel to the subnet's broadcast address: it goes
+// out of the tap without needing ARP.
+void kernel_broadcast(std::string_view payload) {
+  const int s = ::socket(AF_INET, SOCK_DGRAM, 0);
+  ASSERT_GE(s, 0);
+  const int on = 1;
+  ::setsockopt(s, SOL_SOCKET, SO_BROADCAST, &on, sizeof on);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(9);
+  to.sin_addr.s_addr = htonl(0x0a4d00ff);
+  EXPECT_EQ(::sendto(s, payload.data(), payload.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to),
+            ssize_t(payload.size()));
+  ::close(s);
+}
+
+bool contains(const std::vector<std::uint8_t>& frame, std::string_view text) {
+  return std::search(frame.begin(), frame.end(), text.begin(), text.end()) != frame.end();
+}
+
+TEST_F(tap_test, caps_of_a_tap_port) {
+  auto port = open_tap();
+  ASSERT_TRUE(port);
+  const port_caps& c = port->caps();
+  EXPECT_TRUE(c.rx_interrupts);
+  EXPECT_TRUE(c.tx_ipv4_checksum);
+  EXPECT_TRUE(c.tx_l4_checksum);
+  EXPECT_TRUE(c.tso);
+  EXPECT_TRUE(c.multi_seg_tx);
+  EXPECT_TRUE(c.rx_l4_checksum);
+  EXPECT_NE(port->mac(), mac_address{});
+  EXPECT_GE(port->rx_interrupt_fd(0), 0);
+  EXPECT_TRUE(port->link().up);
+}
+
+TEST_F(tap_test, kernel_arp_and_ping_reach_the_port_and_its_replies_reach_the_kernel) {
+  auto topo = topology::from_system();
+  ASSERT_TRUE(topo.has_value()) << topo.error();
+  // Two reactors where there are two cores, one queue each (the kernel's
+  // tap spreads flows over its queues).
+  const unsigned cores = topo->core_count() >= 2 ? 2 : 1;
+  auto port = open_tap(cores);
+  ASSERT_TRUE(port);
+  runtime_options o;
+  for (unsigned c = 0; c < cores; ++c) o.cores.push_back(core_id{c});
+  o.on_reactor_start = register_reactor;
+  auto rt = runtime::start(*topo, o);
+  ASSERT_TRUE(rt.has_value()) << rt.error();
+  auto plan = plan_rx_queues(*topo, 0, cores, o.cores, rxq_placement::local);
+  ASSERT_TRUE(plan.has_value()) << plan.error();
+  responder host(port->mac(), port_ip);
+  // Reactors here nap and poll rather than sleep on the tap's interrupt:
+  // rx_interrupt_wakes_an_armed_poller covers interrupts on their own.
+  auto att = attach(**rt, *port, *plan, host, {.rx_interrupts = false});
+  ASSERT_TRUE(att.has_value()) << att.error();
+  host.set_attachment(att->get());
+
+  EXPECT_TRUE(kernel_ping(port_ip, 1, std::chrono::seconds(5)));
+  EXPECT_TRUE(kernel_ping(port_ip, 2, std::chrono::seconds(5)));
+  att->reset();
+  rt->reset();
+  EXPECT_GE(host.arp_requests.load(), 1u);
+  EXPECT_EQ(host.echo_requests.load(), 2u);
+  const port_stats s = port->stats();
+  EXPECT_GE(s.rx_packets, 3u);  // ARP request and two echo requests
+  EXPECT_GE(s.tx_packets, 3u);  // ARP reply and two echo replies
+}
+
+TEST_F(tap_test, rx_interrupt_wakes_an_armed_poller) {
+  auto port = open_tap();
+  ASSERT_TRUE(port);
+  collect_sink sink;
+  rx_poller poller(*port, 0, {0}, sink, true);
+  ASSERT_GE(poller.interrupt_fd(), 0);
+  // The kernel may still be announcing the new link (IPv6): arm once quiet.
+  bool armed = false;
+  for (int i = 0; i < 100 && !armed; ++i) {
+    armed = poller.try_enter_interrupt_mode();
+    if (!armed) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(armed);
+  epoll_event ev;
+  const int fd = poller.interrupt_fd();
+  int ready = ::epoll_wait(fd, &ev, 1, 0);
+  if (ready == 1) {  // a late announcement: take it and arm again
+    poller.exit_interrupt_mode();
+    poller.poll();
+    ASSERT_TRUE(poller.try_enter_interrupt_mode());
+  }
+  kernel_broadcast("wake the poller");
+  ready = ::epoll_wait(fd, &ev, 1, 5000);
+  EXPECT_EQ(ready, 1) << "the tap's RX interrupt did not fire";
+  poller.exit_interrupt_mode();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  bool seen = false;
+  while (!seen && std::chrono::steady_clock::now() < deadline) {
+    poller.poll();
+    for (const auto& r : sink.wait_for(0, std::chrono::milliseconds(0))) seen = seen || contains(r.bytes, "wake the poller");
+  }
+  EXPECT_TRUE(seen);
+}
+
+TEST_F(tap_test, a_tap_needs_as_many_rx_as_tx_queues) {
+  auto p = dpdk_port::open({.device = fmt::format("net_tap0,iface={}", tap_iface), .rx_queues = 1, .tx_queues = 2});
+  ASSERT_FALSE(p.has_value());
+  EXPECT_EQ(p.error(), "port net_tap0: configure: net_tap0: number of rx queues 1 must be equal to number of tx queues 2");
+}
+
+TEST_F(tap_test, more_queues_than_af_packet_has) {
+  auto p = dpdk_port::open({.device = "net_af_packet0,iface=lo", .rx_queues = 8});
+  ASSERT_FALSE(p.has_value());
+  EXPECT_EQ(p.error(), "port net_af_packet0: 8 RX queues requested, the PMD has at most 1");
+}
+
+}  // namespace
+}  // namespace affine::drivers::dpdk::test

@@ -1,0 +1,76 @@
+// A reactor whose only work is io_uring sockets that have nothing to do
+// sleeps in the kernel (epoll on the ring's eventfd), and a completion
+// wakes it.
+
+#include <sys/resource.h>
+
+#include <future>
+#include <thread>
+#include <vector>
+
+#include "affine/net.hh"
+#include "tests/drivers/uring/kernel_peer.hh"
+#include "tests/drivers/uring/uring_fixture.hh"
+
+namespace affine::test {
+namespace {
+
+using uring_idle = uring_test;
+
+double process_cpu_ms() {
+  rusage ru{};
+  ::getrusage(RUSAGE_SELF, &ru);
+  return double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+         double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
+}
+
+TEST_F(uring_idle, ReactorsWithOnlyIdleSocketsSleepAndAnArrivalWakesThem) {
+  constexpr int conns = 4;
+  auto listener = kernel_socket::listen_any();
+  ASSERT_TRUE(listener.valid());
+  std::promise<void> measured;
+  std::thread peer([&] {
+    std::vector<kernel_socket> ss;
+    for (int i = 0; i < conns; ++i) ss.push_back(listener.accept_one());
+    measured.get_future().wait_for(std::chrono::seconds(10));
+    for (auto& s : ss) s.write_all(std::as_bytes(std::span(std::string_view("x"))));
+  });
+  std::atomic<int> woken{0};
+  std::promise<void> blocked;
+  std::thread runner([&] {
+    rt_->run([&] {
+      std::vector<fiber_handle> hs;
+      std::atomic<int> connected{0};
+      for (int i = 0; i < conns; ++i) {
+        hs.push_back(spawn([&] {
+          auto s = net::connect({net::loopback, listener.port()}, now_ns() + 10'000'000'000ULL);
+          if (!s) return;
+          ++connected;
+          std::array<std::byte, 1> b;
+          if (s->read(b) == 1u) ++woken;  // no deadline: no timer keeps the reactor awake
+        }, {.core = unsigned(i % 2), .pinned = true}));
+      }
+      while (connected.load() < conns) this_fiber::sleep_for(std::chrono::milliseconds(1));
+      blocked.set_value();
+      for (auto& h : hs) h.join();
+    });
+  });
+  ASSERT_EQ(blocked.get_future().wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  const core_counters before0 = settled(0), before1 = settled(1);
+  // Two spinning reactors would burn 400 ms of CPU in 200 ms; sleeping ones
+  // next to nothing (the bound is loose: this checks the behaviour).
+  const double cpu0 = process_cpu_ms();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const double cpu = process_cpu_ms() - cpu0;
+  measured.set_value();
+  runner.join();
+  peer.join();
+  EXPECT_LT(cpu, 40.0);
+  EXPECT_GE(before0.sleeps, 1u);
+  EXPECT_GE(before1.sleeps, 1u);
+  EXPECT_GT(rt_->counters(0).sleeps + rt_->counters(1).sleeps, before0.sleeps + before1.sleeps);
+  EXPECT_EQ(woken.load(), conns);
+}
+
+}  // namespace
+}  // namespace affine::test
