@@ -169,6 +169,25 @@ void idle(core_ctx& c) {
   c.pub_idle.store(false, std::memory_order_relaxed);
 }
 
+// A sleeping reactor cannot steal: it is in epoll. A core with fibers
+// waiting wakes the first sleeping core whose balancer would pick it as the
+// victim (the kernel's nohz idle-balance kick); steal_from's thresholds keep
+// it from waking cores that would not take anything.
+void kick_idle_thief(core_ctx& c) {
+  if (c.rq.empty() || !c.rt->policy.steal) return;
+  runtime_state& rt = *c.rt;
+  const policy::sched_view view = snapshot(c);
+  for (auto& cp : rt.cores) {
+    core_ctx& o = *cp;
+    if (&o == &c || !o.sleeping.load(std::memory_order_relaxed)) continue;
+    const auto choice = policy::steal_from(view, o.topo_core, rt.policy);
+    if (choice && choice->victim == c.topo_core) {
+      kick(o);
+      return;
+    }
+  }
+}
+
 void update_load(core_ctx& c) {
   if (c.now - c.last_load_update < load_period_ns) return;
   c.last_load_update = c.now;
@@ -200,6 +219,7 @@ void turn(core_ctx& c) {
   if (interval != 0 && c.now - c.last_balance >= interval) {
     c.last_balance = c.now;
     if (try_steal(c)) ++work;
+    kick_idle_thief(c);
   }
   if (c.now - c.last_publish >= publish_period_ns) {
     c.last_publish = c.now;

@@ -38,11 +38,13 @@ void drop_timer_ref(core_ctx& c, fiber_timer* t) {
 unsigned place(core_ctx& c, fiber* f, policy::waker_kind kind, bool sync) {
   runtime_state& rt = *c.rt;
   const policy::sched_view view = snapshot(c);
-  policy::wakeup w{.wakee_prev_core = rt.opts.cores[f->last_core],
-                   .waker_core = c.topo_core,
-                   .kind = kind,
-                   .sync = sync};
-  w.waker_load = c.load;
+  // Loads are left at place.hh's defaults (the waker one whole fiber, the
+  // wakee none): the reactor does not track per-fiber load, and the core's
+  // load would count every other fiber there as the waker's.
+  const policy::wakeup w{.wakee_prev_core = rt.opts.cores[f->last_core],
+                         .waker_core = c.topo_core,
+                         .kind = kind,
+                         .sync = sync};
   const policy::placement p = policy::place_wakeup(view, w, rt.policy);
   ++c.c.placements[std::size_t(p.reason)];
   if (p.idle_sibling) ++c.c.placements_idle_sibling;

@@ -12,7 +12,12 @@
 // Each impairment draws from its own stream of the seed, so turning one on
 // does not move another's decisions: the loss pattern of a seed is the same
 // with and without duplication.
+//
+// The sending end's tx_burst and the receiving end's rx_burst may run on
+// different cores: one mutex per direction serialises them. Decisions stay
+// deterministic as long as the frames arrive in the same order.
 
+#include <cstddef>
 #include <cstdint>
 #include <mutex>
 #include <optional>

@@ -2,9 +2,11 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <cassert>
-#include <cmath>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 

@@ -13,10 +13,12 @@ namespace {
 using reactor_balance = runtime_test;
 
 // CPU-bound fibers, all started on core 0, that offer the core back at
-// every quota: core 1 is idle, so it steals some of them.
-TEST_F(reactor_balance, IdleCoreStealsWaitingFibers) {
+// every quota. Core 1 has been asleep in epoll all along: core 0's balance
+// tick kicks it awake (the nohz idle-balance kick) and it steals some.
+TEST_F(reactor_balance, SleepingCoreIsKickedAndStealsWaitingFibers) {
   std::atomic<unsigned> ran_on_1{0};
-  rt_->run([&] {
+  const auto before = settled(1);
+  rt_->run([&] { submit_to(0, [&] {
     std::vector<fiber_handle> hs;
     for (int i = 0; i < 16; ++i)
       hs.push_back(spawn([&] {
@@ -31,10 +33,11 @@ TEST_F(reactor_balance, IdleCoreStealsWaitingFibers) {
         }
       }, {.core = 0}));
     for (auto& h : hs) h.join();
-  });
+  }); });
   EXPECT_GT(ran_on_1.load(), 0u);
   const auto c1 = settled(1);
   EXPECT_GT(c1.steals[0] + c1.steals[1] + c1.steals[2], 0u);
+  EXPECT_GT(c1.sleeps, before.sleeps);
 }
 
 TEST_F(reactor_balance, PinnedFibersAreNeverStolen) {

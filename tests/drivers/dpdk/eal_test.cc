@@ -63,6 +63,20 @@ TEST(eal_start, the_test_arguments_work) {
       ::testing::ExitedWithCode(0), "");
 }
 
+// An app's path for a [[port]] whose eal list carries its vdev.
+[[noreturn]] void open_port_named_in_eal() {
+  const std::vector<std::string> args{"--no-huge", "--no-pci", "--no-shconf", "-m", "128", "--vdev=net_ring7"};
+  if (!init_eal(args)) std::exit(2);
+  auto device = device_from_config("", args);
+  auto p = dpdk_port::open({.device = *device, .rx_descriptors = 64, .tx_descriptors = 64});
+  if (!p) std::fprintf(stderr, "%s\n", p.error().c_str());
+  std::exit(p && (*p)->name() == "net_ring7" ? 0 : 3);
+}
+
+TEST(eal_start, a_vdev_from_the_eal_arguments_is_found_by_name) {
+  EXPECT_EXIT(open_port_named_in_eal(), ::testing::ExitedWithCode(0), "");
+}
+
 TEST(eal_start, a_port_before_the_eal) {
   auto p = dpdk_port::open({.device = "net_ring0"});
   ASSERT_FALSE(p.has_value());
