@@ -78,6 +78,8 @@ TEST_F(uring_errors, ManyConcurrentDeadlinesEachTimeOutAndDataStillFlows) {
         for (int k = 0; k < 5; ++k) {
           auto n = s->read(buf, now_ns() + std::uint64_t(1 + (i + k) % 4) * ms);
           if (!n && n.error() == std::errc::timed_out) ++timeouts;
+          else if (n) fprintf(stderr, "DBG fiber %d k %d got %zu\n", i, k, *n);
+          else fprintf(stderr, "DBG fiber %d k %d err %s\n", i, k, n.error().message().c_str());
         }
         const std::byte b{std::uint8_t(i)};
         std::array<std::byte, 1> back;
