@@ -11,6 +11,15 @@
 
 namespace affine::drivers::dpdk {
 
+namespace {
+
+// A single-writer counter: no locked instruction on the data path.
+void bump(std::atomic<std::uint64_t>& c, std::uint64_t n = 1) {
+  c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+}
+
+}  // namespace
+
 tx_batch::~tx_batch() {
   if (n_ != 0) rte_pktmbuf_free_bulk(buf_.data(), n_);
 }
@@ -60,14 +69,14 @@ rx_poller::~rx_poller() {
 unsigned rx_poller::poll_queue(unsigned q) {
   rx_queue_owner& owner = port_.owner(q);
   if (!owner.try_lock()) {
-    ++counts_.busy_skips;
+    bump(counts_.busy_skips);
     return 0;
   }
   std::array<rte_mbuf*, burst> pkts;
   const std::uint16_t n = port_.rx_burst(q, pkts.data(), burst);
   owner.unlock();
   if (n != 0) {
-    counts_.packets += n;
+    bump(counts_.packets, n);
     sink_.receive(core_, std::span(pkts.data(), n));
   }
   return n;

@@ -4,6 +4,7 @@
 // DESIGN.md section 4), and the core's TX batch, flushed once per loop turn.
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -86,11 +87,11 @@ class rx_poller final : public poller {
   unsigned core() const { return core_; }
   std::span<const unsigned> queues() const { return queues_; }
 
+  // Written by the owning core only (plain stores), readable from any thread.
   struct counters {
-    std::uint64_t packets = 0;     // handed to the sink
-    std::uint64_t busy_skips = 0;  // queue owned by a busy-polling fiber at poll time
+    std::atomic<std::uint64_t> packets{0};     // handed to the sink
+    std::atomic<std::uint64_t> busy_skips{0};  // queue owned by a busy-polling fiber at poll time
   };
-  // Read on the owning core, or once the poller is off the reactor.
   const counters& counts() const { return counts_; }
 
  private:
