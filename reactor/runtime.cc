@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "affine/log.hh"
 #include "reactor/cycles.hh"
 #include "reactor/runtime_state.hh"
 
@@ -136,14 +137,36 @@ void runtime::run_blocking(std::move_only_function<void()> fn) {
   if (error) std::rethrow_exception(error);
 }
 
+// A poller's interrupt fd joins its reactor's epoll set, so a sleeping
+// reactor wakes when the poller has work (DESIGN.md section 2).
 void runtime::add_poller(unsigned core, poller* p) {
-  detail::post(*impl_->state, core, [c = &impl_->state->core(core), p] { c->pollers.push_back(p); });
+  detail::post(*impl_->state, core, [c = &impl_->state->core(core), p] {
+    c->pollers.push_back(p);
+    if (const int fd = p->interrupt_fd(); fd >= 0) {
+      epoll_event ev{};
+      ev.events = EPOLLIN;
+      ev.data.fd = fd;
+      if (::epoll_ctl(c->epoll_fd, EPOLL_CTL_ADD, fd, &ev) != 0)
+        AFFINE_LOG_WARN("reactor {}: cannot watch a poller's interrupt fd {}: {}", c->index, fd,
+                        std::strerror(errno));
+    }
+  });
 }
 
+// Returns once the poller is off its reactor: from a fiber by waiting as a
+// fiber (submit_to), from any other thread by blocking.
 void runtime::remove_poller(unsigned core, poller* p) {
+  auto remove = [c = &impl_->state->core(core), p] {
+    if (std::erase(c->pollers, p) != 0)
+      if (const int fd = p->interrupt_fd(); fd >= 0) ::epoll_ctl(c->epoll_fd, EPOLL_CTL_DEL, fd, nullptr);
+  };
+  if (this_fiber::in_fiber()) {
+    submit_to(core, remove);
+    return;
+  }
   std::binary_semaphore done(0);
-  detail::post(*impl_->state, core, [c = &impl_->state->core(core), p, &done] {
-    std::erase(c->pollers, p);
+  detail::post(*impl_->state, core, [&] {
+    remove();
     done.release();
   });
   done.acquire();

@@ -7,33 +7,6 @@
 
 namespace affine::sim {
 
-std::uint64_t mix64(std::uint64_t x) noexcept {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-rng::rng(std::uint64_t seed, std::uint64_t stream) noexcept {
-  std::uint64_t x = mix64(seed) ^ mix64(stream + 0x632be59bd9b4e019ULL);
-  for (auto& s : s_) s = x = mix64(x);
-}
-
-std::uint64_t rng::next() noexcept {
-  const auto rotl = [](std::uint64_t v, int k) { return (v << k) | (v >> (64 - k)); };
-  const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
-  const std::uint64_t t = s_[1] << 17;
-  s_[2] ^= s_[0];
-  s_[3] ^= s_[1];
-  s_[1] ^= s_[2];
-  s_[0] ^= s_[3];
-  s_[2] ^= t;
-  s_[3] = rotl(s_[3], 45);
-  return result;
-}
-
-double rng::uniform() noexcept { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
-
 std::string_view to_string(dist_kind k) {
   switch (k) {
     case dist_kind::fixed: return "fixed";

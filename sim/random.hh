@@ -8,23 +8,28 @@
 #include <cstdint>
 #include <string_view>
 
+#include "base/xoshiro.hh"
+
 namespace affine::sim {
 
-// splitmix64 step: also used to derive independent streams and flow hashes.
-std::uint64_t mix64(std::uint64_t x) noexcept;
+// mix64 (splitmix64) also derives independent streams and flow hashes.
+using affine::mix64;
 
-class rng {
+class rng : public xoshiro256ss {
  public:
   // Stream `stream` of the run seeded with `seed`: every client and every
   // server has its own stream, so the variants of a scenario draw the same
   // service and think times for the same request (common random numbers),
   // and a changed policy changes the outcome only through what it decides.
-  rng(std::uint64_t seed, std::uint64_t stream) noexcept;
-  std::uint64_t next() noexcept;
-  double uniform() noexcept;  // [0, 1)
+  rng(std::uint64_t seed, std::uint64_t stream) noexcept : xoshiro256ss(seed_state(seed, stream)) {}
 
  private:
-  std::uint64_t s_[4];
+  static std::array<std::uint64_t, 4> seed_state(std::uint64_t seed, std::uint64_t stream) noexcept {
+    std::uint64_t x = mix64(seed) ^ mix64(stream + 0x632be59bd9b4e019ULL);
+    std::array<std::uint64_t, 4> s{};
+    for (auto& w : s) w = x = mix64(x);
+    return s;
+  }
 };
 
 enum class dist_kind : std::uint8_t { fixed, exponential, lognormal };
