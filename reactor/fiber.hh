@@ -75,8 +75,8 @@ struct fiber : inbox_node {
   fiber() { what = kind::fiber_wake; }
 
   std::uint32_t state() const { return header->state.load(std::memory_order_acquire); }
-  void set_state(std::uint32_t generation, phase p) {
-    header->state.store(generation << generation_shift | std::uint32_t(p), std::memory_order_release);
+  void set_state(std::uint32_t generation, phase p, std::memory_order mo = std::memory_order_release) {
+    header->state.store(generation << generation_shift | std::uint32_t(p), mo);
   }
 };
 

@@ -25,7 +25,9 @@ class mpsc_inbox {
   // (a hint for whether the consumer may need a kick).
   bool push(inbox_node* n) {
     n->next.store(nullptr, std::memory_order_relaxed);
-    inbox_node* prev = head_.exchange(n, std::memory_order_acq_rel);
+    // seq_cst: the push and the kick's read of `sleeping` pair with the
+    // sleeper's store of `sleeping` and its empty() (see kick()).
+    inbox_node* prev = head_.exchange(n, std::memory_order_seq_cst);
     prev->next.store(n, std::memory_order_release);
     return prev == &stub_;
   }
@@ -57,7 +59,7 @@ class mpsc_inbox {
 
   // Any thread; exact only when producers are quiet.
   bool empty() const {
-    return head_.load(std::memory_order_acquire) == &stub_ &&
+    return head_.load(std::memory_order_seq_cst) == &stub_ &&
            stub_.next.load(std::memory_order_acquire) == nullptr;
   }
 

@@ -102,7 +102,7 @@ bool try_steal(core_ctx& c) {
 }
 
 bool has_work(core_ctx& c) {
-  return !c.rq.empty() || !c.inbox.empty() || c.rt->stopping.load(std::memory_order_relaxed) ||
+  return !c.rq.empty() || !c.inbox.empty() || c.rt->stopping.load(std::memory_order_seq_cst) ||
          (c.timers.size() > 0 && *c.timers.next_deadline() <= now_ns());
 }
 
@@ -112,8 +112,7 @@ void sleep(core_ctx& c) {
   bool all_armed = true;
   for (poller* p : c.pollers) all_armed = p->try_enter_interrupt_mode() && all_armed;
 
-  c.sleeping.store(true, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with kick()
+  c.sleeping.store(true, std::memory_order_seq_cst);  // then has_work() reads the inbox: see kick()
   if (!has_work(c)) {
     const std::uint64_t now = now_ns();
     std::uint64_t timeout = ~0ULL;

@@ -102,7 +102,7 @@ std::expected<std::unique_ptr<runtime>, std::string> runtime::start(
 
 runtime::~runtime() {
   detail::runtime_state& st = *impl_->state;
-  st.stopping.store(true, std::memory_order_release);
+  st.stopping.store(true, std::memory_order_seq_cst);  // pairs with the sleeper: see kick()
   for (auto& c : st.cores) detail::kick(*c);
   for (auto& c : st.cores) c->thread.join();
   for (auto& c : st.cores) {

@@ -84,7 +84,7 @@ void handle_timer_release(core_ctx& c, fiber_timer* t) {
 std::uint32_t prepare_park() {
   fiber* self = this_core()->current;
   const std::uint32_t gen = (self->state() >> generation_shift) + 1;
-  self->set_state(gen, phase::parking);
+  self->set_state(gen, phase::parking, std::memory_order_seq_cst);  // see completion::wait
   return gen;
 }
 
@@ -157,10 +157,10 @@ void enqueue(fiber* f, unsigned target) {
 }
 
 void kick(core_ctx& t) {
-  // Pairs with the fence in the sleeper: either it sees our inbox item
-  // before it sleeps, or we see `sleeping` and write the eventfd.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (!t.sleeping.load(std::memory_order_relaxed)) return;
+  // Dekker with the sleeper, all seq_cst (no fences: TSan cannot check
+  // them): we pushed to its inbox, then read `sleeping`; it stores
+  // `sleeping`, then reads its inbox. One of us sees the other's write.
+  if (!t.sleeping.load(std::memory_order_seq_cst)) return;
   if (!t.sleeping.exchange(false, std::memory_order_acq_rel)) return;
   const std::uint64_t one = 1;
   [[maybe_unused]] ssize_t n = ::write(t.event_fd, &one, sizeof one);

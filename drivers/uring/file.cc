@@ -114,6 +114,7 @@ void ring_file::close() {
   if (fd_ < 0) return;
   op o;
   o.core = this_fiber::core();
+  fprintf(stderr, "DBGC close fd %d\n", fd_);
   if (submit_and_wait(o, {.what = request::kind::close}, no_deadline) == -EBUSY) ::close(fd_);
   fd_ = -1;
 }

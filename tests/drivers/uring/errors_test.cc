@@ -61,7 +61,7 @@ TEST_F(uring_errors, ManyConcurrentDeadlinesEachTimeOutAndDataStillFlows) {
   std::atomic<int> peers_ok{0};
   std::thread peer([&] {
     std::vector<kernel_socket> ss;
-    for (int i = 0; i < conns; ++i) ss.push_back(listener.accept_one());
+    for (int i = 0; i < conns; ++i) { ss.push_back(listener.accept_one()); sockaddr_in a{}; socklen_t l = sizeof a; getpeername(ss.back().fd(), (sockaddr*)&a, &l); fprintf(stderr, "DBGP accepted fd %d peer port %d\n", ss.back().fd(), ntohs(a.sin_port)); }
     for (auto& s : ss) {  // echo one byte on each, after the reads timed out
       std::array<std::byte, 1> b;
       if (s.read_exactly(b) && s.write_all(b)) ++peers_ok;
