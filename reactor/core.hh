@@ -63,6 +63,7 @@ struct alignas(64) core_ctx {
   std::uint64_t last_balance = 0;
   std::uint64_t last_load_update = 0;
   std::uint64_t last_publish = 0;
+  std::uint64_t nap_ns = 100'000;  // next nap when a poller has no interrupts (loop.cc)
   std::uint32_t load = 0;        // decayed nr_running x load_scale (owner)
 
   // Published for policies on other cores.

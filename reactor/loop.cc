@@ -27,6 +27,8 @@ constexpr unsigned inbox_budget = 256;
 constexpr unsigned timer_budget = 256;
 constexpr std::uint64_t load_period_ns = 1'000'000;   // load average update period
 constexpr std::uint64_t publish_period_ns = 1'000'000;  // counters to readers
+constexpr std::uint64_t min_nap_ns = 100'000;            // see sleep()
+constexpr std::uint64_t max_nap_ns = 2'000'000;
 
 void count(core_ctx& c, rung r, std::uint64_t n) { c.c.rung_work[std::size_t(r)] += n; }
 
@@ -117,7 +119,13 @@ void sleep(core_ctx& c) {
     const std::uint64_t now = now_ns();
     std::uint64_t timeout = ~0ULL;
     if (auto d = c.timers.next_deadline()) timeout = *d > now ? *d - now : 0;
-    if (!all_armed) timeout = std::min<std::uint64_t>(timeout, 100'000);  // 100 us nap
+    // A poller without interrupts is looked at again after a nap that
+    // doubles while nothing comes (100 us up to 2 ms), so an idle reactor on
+    // such a port costs little CPU and a busy one little latency.
+    if (!all_armed) {
+      timeout = std::min<std::uint64_t>(timeout, c.nap_ns);
+      c.nap_ns = std::min<std::uint64_t>(c.nap_ns * 2, max_nap_ns);
+    }
     timespec ts{};
     timespec* tsp = nullptr;
     if (timeout != ~0ULL) {
@@ -224,7 +232,11 @@ void turn(core_ctx& c) {
     c.last_publish = c.now;
     c.publish_counters();
   }
-  if (work == 0) idle(c);
+  if (work == 0) {
+    idle(c);
+  } else {
+    c.nap_ns = min_nap_ns;
+  }
 }
 
 }  // namespace
