@@ -122,7 +122,7 @@ void core_ring::prepare_cancel(const op& o) {
   // the operation then ends on its own (data, peer close, or reset).
   if (s == nullptr) return;
   io_uring_prep_cancel(s, const_cast<op*>(&o), 0);
-  io_uring_sqe_set_data(s, nullptr);  // its own CQE says nothing we need
+  io_uring_sqe_set_data64(s, reinterpret_cast<std::uintptr_t>(&o) | 1);
 }
 
 void core_ring::submit() {
@@ -139,7 +139,8 @@ unsigned core_ring::poll() {
   unsigned head;
   io_uring_cqe* cqe;
   io_uring_for_each_cqe(&ring_, head, cqe) {
-    if (auto* o = static_cast<op*>(io_uring_cqe_get_data(cqe))) {
+    if (cqe->user_data & 1) { if (cqe->res != 0) fprintf(stderr, "DBGX cancel of %llx: %d\n", cqe->user_data, cqe->res); }
+    else if (auto* o = static_cast<op*>(io_uring_cqe_get_data(cqe))) {
       --in_flight_;
       o->done.complete(cqe->res);
     }

@@ -20,6 +20,7 @@ std::expected<std::unique_ptr<net::detail::stream_impl>, std::error_code> uring_
   const int res = s->file_.run({.what = request::kind::connect, .buf = &addr, .len = sizeof addr}, deadline_ns);
   if (res < 0) return failure(-res);
   s->local_ = local_endpoint(*fd);
+  fprintf(stderr, "DBGK connected fd %d local %s\n", *fd, s->local_.to_string().c_str());
   return s;
 }
 

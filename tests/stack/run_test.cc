@@ -2,10 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
+#include <cstdio>
 #include <vector>
 
 #include "affine/affine.hh"
+#include "affine/net.hh"
 
 namespace affine {
 namespace {
@@ -57,6 +60,44 @@ TEST(affine_run, AThrowingMainFiberIsExitCodeOne) {
   const std::string err = testing::internal::GetCapturedStderr();
   EXPECT_EQ(code, 1);
   EXPECT_NE(err.find("boom"), std::string::npos) << err;
+}
+
+// With no [[port]] the socket API runs on kernel sockets (uring): a
+// listener and a client in the same program talk over loopback.
+TEST(affine_run, SocketApiWorksOnKernelSocketsByDefault) {
+  const int code = run_with({"--set", "reactor.cores=2"}, [](auto) {
+    auto l = net::listen({.local = {net::loopback, 0}});
+    if (!l) return 10;
+    const net::endpoint at = l->local();
+    auto server = spawn([&] {
+      auto c = l->accept(now_ns() + 5'000'000'000ULL);
+      if (!c) return;
+      std::array<std::byte, 5> buf{};
+      if (c->read_exactly(buf)) (void)c->write(buf);
+    });
+    auto c = net::connect(at, now_ns() + 5'000'000'000ULL);
+    if (!c) return 11;
+    const std::array<std::byte, 5> hello{std::byte{'h'}, std::byte{'e'}, std::byte{'l'}, std::byte{'l'},
+                                         std::byte{'o'}};
+    if (!c->write(hello)) return 12;
+    std::array<std::byte, 5> back{};
+    if (!c->read_exactly(back, now_ns() + 5'000'000'000ULL)) return 13;
+    server.join();
+    return back == hello ? 0 : 14;
+  });
+  EXPECT_EQ(code, 0);
+}
+
+TEST(affine_run, DpdkPortsAreRefusedUntilTheStackExistsWithFileAndLine) {
+  const std::string path = ::testing::TempDir() + "run_dpdk.toml";
+  FILE* f = std::fopen(path.c_str(), "w");
+  std::fputs("[reactor]\ncores = 1\n\n[[port]]\ndriver = \"dpdk\"\n", f);
+  std::fclose(f);
+  testing::internal::CaptureStderr();
+  const int code = run_with({"--config", path.c_str()}, [](auto) { return 0; });
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(code, 2);
+  EXPECT_EQ(err.rfind(path + ":5: port[0].driver: ", 0), 0u) << err;
 }
 
 }  // namespace

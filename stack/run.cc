@@ -1,0 +1,106 @@
+// affine::run: configuration, topology, reactors, the socket API's backend
+// (from [[port]] driver), the main fiber, and the periodic stats line
+// ([stats] interval_ms).
+
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "affine/affine.hh"
+#include "affine/config.hh"
+#include "affine/log.hh"
+#include "drivers/uring/install.hh"
+#include "reactor/from_config.hh"
+
+namespace affine {
+
+namespace {
+
+// A fiber logging one line per core every `interval_ms` (0: none) for as
+// long as this object lives.
+class stats_line {
+ public:
+  stats_line(runtime& rt, std::uint64_t interval_ms) {
+    if (interval_ms == 0) return;
+    fiber_ = spawn([this, &rt, interval_ms] {
+      while (!stop_.wait(now_ns() + interval_ms * 1'000'000))
+        for (unsigned c = 0; c < rt.cores(); ++c) AFFINE_LOG_INFO("stats {}", format_counters(c, rt.counters(c)));
+    });
+  }
+  ~stats_line() {
+    stop_.set();
+    if (fiber_.joinable()) fiber_.join();
+  }
+  stats_line(const stats_line&) = delete;
+  stats_line& operator=(const stats_line&) = delete;
+
+ private:
+  event stop_;
+  fiber_handle fiber_;
+};
+
+// The socket API's backend. Kernel sockets through io_uring serve `uring`
+// ports, and a configuration with no [[port]] at all (the kernel's own
+// addresses). A `dpdk` port needs the userspace TCP/IP stack to carry the
+// socket API, which is not built yet: say so, with the file and line.
+std::expected<void, std::string> check_ports(const config::settings& cfg) {
+  for (const config::table_view& port : cfg.tables("port"))
+    if (port.get_string("driver") != "uring")
+      return std::unexpected(port.error(
+          "driver", "\"dpdk\" ports cannot carry the socket API until the TCP/IP stack exists; "
+                    "use driver = \"uring\" (kernel sockets) for now"));
+  return {};
+}
+
+}  // namespace
+
+int run(int argc, const char* const* argv, main_fn main_fiber) {
+  auto cl = config::load_command_line(config_schema(), argc, argv);
+  if (!cl) {
+    fmt::print(stderr, "{}\n", cl.error());
+    return 2;
+  }
+  if (cl->print_config) {
+    fmt::print("{}", config::print_config(cl->config));
+    return 0;
+  }
+  const config::settings& cfg = cl->config;
+  if (auto l = log::parse_level(cfg.get_string("log.level"))) log::set_level(*l);
+  log::set_ratelimit_per_s(std::uint32_t(cfg.get_int("log.ratelimit_per_s")));
+
+  if (auto ok = check_ports(cfg); !ok) {
+    fmt::print(stderr, "{}\n", ok.error());
+    return 2;
+  }
+
+  auto topo = topology::from_system();
+  if (!topo) {
+    fmt::print(stderr, "affine: topology: {}\n", topo.error());
+    return 1;
+  }
+  auto setup = detail::runtime_setup_from(cfg, *topo);
+  if (!setup) {
+    fmt::print(stderr, "{}\n", setup.error());
+    return 2;
+  }
+  auto rt = runtime::start(*topo, setup->options, &setup->policy);
+  if (!rt) {
+    fmt::print(stderr, "affine: {}\n", rt.error());
+    return 1;
+  }
+  AFFINE_LOG_INFO("affine: {} reactors on {}", (*rt)->cores(), topo->summary());
+  const std::uint64_t interval_ms = std::uint64_t(cfg.get_int("stats.interval_ms"));
+  try {
+    return (*rt)->run([&] {
+      auto net = drivers::uring::install();
+      if (!net) throw std::runtime_error(net.error());
+      stats_line stats(**rt, interval_ms);
+      return main_fiber(cl->args);  // then ~stats, ~net: also when it throws
+    });
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "affine: the main fiber threw: {}\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace affine
