@@ -9,6 +9,7 @@
 
 #include "affine/fiber.hh"
 #include "affine/runtime.hh"
+#include "reactor/runtime_state.hh"
 
 namespace affine::drivers::uring {
 
@@ -52,13 +53,18 @@ int ring_file::submit_and_wait(op& o, const request& r, std::uint64_t deadline_n
   o.done.arm();
   if (const int e = ring.start(o, fd_, r); e < 0) return e;
   if (o.done.wait(deadline_ns)) return o.done.result();
-  // The deadline passed. The cancel must go to the ring the operation is
-  // on, and the timer may have woken us elsewhere: go back there (a pinned
-  // fiber never left). Migrating does not park, so it cannot swallow the
-  // completion's wakeup; wait() below sees it.
-  this_fiber::migrate(o.core);
-  ring.prepare_cancel(o);
-  ring.submit();
+  // The deadline passed. The cancel must be sent on the ring the operation
+  // is on (io_uring cancels only within one ring), by that ring's reactor:
+  // the timer may have woken us on another core. The cancel's own
+  // completion tells us it has been sent; from then on nothing refers to
+  // `o` but its CQE, which the second wait takes.
+  op cancel;
+  cancel.done.arm();
+  detail::post(*detail::this_core()->rt, o.core, [&ring, &o, &cancel] {
+    if (!ring.prepare_cancel(o, &cancel)) cancel.done.complete(-EBUSY);
+    ring.submit();
+  });
+  cancel.done.wait(no_deadline);
   o.done.wait(no_deadline);
   const int res = o.done.result();
   // Done before the cancel reached it: the result stands (no data lost).
@@ -114,7 +120,6 @@ void ring_file::close() {
   if (fd_ < 0) return;
   op o;
   o.core = this_fiber::core();
-  fprintf(stderr, "DBGC close fd %d\n", fd_);
   if (submit_and_wait(o, {.what = request::kind::close}, no_deadline) == -EBUSY) ::close(fd_);
   fd_ = -1;
 }

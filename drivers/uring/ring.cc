@@ -12,7 +12,6 @@
 
 #include <fmt/format.h>
 
-#include "affine/fiber.hh"
 #include "affine/log.hh"
 #include "reactor/core.hh"
 
@@ -116,13 +115,13 @@ int core_ring::start(op& o, int fd, const request& r) {
   return 0;
 }
 
-void core_ring::prepare_cancel(const op& o) {
+bool core_ring::prepare_cancel(const op& target, op* notify) {
   io_uring_sqe* s = next_sqe();
-  // With no SQE to be had even after submitting, the cancel cannot be sent;
-  // the operation then ends on its own (data, peer close, or reset).
-  if (s == nullptr) return;
-  io_uring_prep_cancel(s, const_cast<op*>(&o), 0);
-  io_uring_sqe_set_data64(s, reinterpret_cast<std::uintptr_t>(&o) | 1);
+  if (s == nullptr) return false;
+  io_uring_prep_cancel(s, const_cast<op*>(&target), 0);
+  io_uring_sqe_set_data(s, notify);
+  if (notify != nullptr) ++in_flight_;
+  return true;
 }
 
 void core_ring::submit() {
@@ -139,8 +138,7 @@ unsigned core_ring::poll() {
   unsigned head;
   io_uring_cqe* cqe;
   io_uring_for_each_cqe(&ring_, head, cqe) {
-    if (cqe->user_data & 1) { if (cqe->res != 0) fprintf(stderr, "DBGX cancel of %llx: %d\n", cqe->user_data, cqe->res); }
-    else if (auto* o = static_cast<op*>(io_uring_cqe_get_data(cqe))) {
+    if (auto* o = static_cast<op*>(io_uring_cqe_get_data(cqe))) {
       --in_flight_;
       o->done.complete(cqe->res);
     }
@@ -180,12 +178,6 @@ std::expected<ring_set, std::string> ring_set::create(unsigned cores, unsigned e
     s.rings_.push_back(std::move(*r));
   }
   return s;
-}
-
-core_ring& ring_set::here() const {
-  const unsigned c = this_fiber::core();
-  assert(c < rings_.size() && "a uring socket used from another runtime");
-  return *rings_[c];
 }
 
 }  // namespace affine::drivers::uring

@@ -64,12 +64,13 @@ class core_ring final : public poller {
   // last of them, or the TX-flush rung, submits the batch). 0, or -errno
   // when the submission queue is full and cannot be drained.
   int start(op& o, int fd, const request& r);
-  // Precondition: on this ring's core. Queues an IORING_OP_ASYNC_CANCEL for
-  // `o`, which this ring must still be waiting for; submit() sends it.
-  void prepare_cancel(const op& o);
+  // Precondition: on this ring's reactor thread. Queues an
+  // IORING_OP_ASYNC_CANCEL for `target`, which this ring must still be
+  // waiting for (or have just completed); submit() sends it. Its own CQE
+  // completes `notify` when given. False when no SQE could be had even
+  // after submitting (the target then ends on its own: data, close, reset).
+  bool prepare_cancel(const op& target, op* notify = nullptr);
   void submit();
-  // Operations started and not yet reaped (leak checks at teardown).
-  std::size_t in_flight() const { return in_flight_; }
 
   unsigned poll() override;
   unsigned flush() override;
@@ -84,15 +85,13 @@ class core_ring final : public poller {
   unsigned core_;
   int event_fd_;
   int epoll_fd_ = -1;  // the reactor's, while attached
-  std::size_t in_flight_ = 0;
+  std::size_t in_flight_ = 0;  // started, not yet reaped: zero at teardown
 };
 
 // The rings of every reactor core, indexed by reactor index.
 class ring_set {
  public:
   static std::expected<ring_set, std::string> create(unsigned cores, unsigned entries);
-  // Precondition: in a fiber of the runtime the rings serve.
-  core_ring& here() const;
   core_ring& on(unsigned core) const { return *rings_[core]; }
   unsigned size() const { return unsigned(rings_.size()); }
 

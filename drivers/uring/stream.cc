@@ -20,7 +20,6 @@ std::expected<std::unique_ptr<net::detail::stream_impl>, std::error_code> uring_
   const int res = s->file_.run({.what = request::kind::connect, .buf = &addr, .len = sizeof addr}, deadline_ns);
   if (res < 0) return failure(-res);
   s->local_ = local_endpoint(*fd);
-  fprintf(stderr, "DBGK connected fd %d local %s\n", *fd, s->local_.to_string().c_str());
   return s;
 }
 
@@ -28,11 +27,6 @@ std::expected<std::size_t, std::error_code> uring_stream::read(std::span<std::by
   if (buf.empty()) return 0;
   const int res = file_.run({.what = request::kind::recv, .buf = buf.data(), .len = buf.size()}, deadline_ns);
   if (res < 0) return failure(-res);
-  if (res == 0) {
-    tcp_info ti{}; socklen_t tl = sizeof ti;
-    getsockopt(file_.fd(), IPPROTO_TCP, TCP_INFO, &ti, &tl);
-    fprintf(stderr, "DBGR fd %d local %s remote %s live-local %s state %d\n", file_.fd(), local_.to_string().c_str(), remote_.to_string().c_str(), local_endpoint(file_.fd()).to_string().c_str(), ti.tcpi_state);
-  }
   return std::size_t(res);
 }
 

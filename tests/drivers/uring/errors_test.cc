@@ -61,17 +61,13 @@ TEST_F(uring_errors, ManyConcurrentDeadlinesEachTimeOutAndDataStillFlows) {
   std::atomic<int> peers_ok{0};
   std::thread peer([&] {
     std::vector<kernel_socket> ss;
-    for (int i = 0; i < conns; ++i) { ss.push_back(listener.accept_one()); sockaddr_in a{}; socklen_t l = sizeof a; getpeername(ss.back().fd(), (sockaddr*)&a, &l); fprintf(stderr, "DBGP accepted fd %d peer port %d\n", ss.back().fd(), ntohs(a.sin_port)); }
+    for (int i = 0; i < conns; ++i) ss.push_back(listener.accept_one());
     for (auto& s : ss) {  // echo one byte on each, after the reads timed out
       std::array<std::byte, 1> b;
-      errno = 0;
       if (s.read_exactly(b) && s.write_all(b)) ++peers_ok;
-      else fprintf(stderr, "DBGQ peer fd %d failed errno %d\n", s.fd(), errno);
-      fprintf(stderr, "DBGQ peer fd %d byte %d\n", s.fd(), int(b[0]));
     }
   });
   std::atomic<int> timeouts{0}, echoes{0};
-  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) fprintf(stderr, "DBGF %s -> %s\n", e.path().c_str(), std::filesystem::read_symlink(e.path()).c_str());
   rt_->run([&] {
     std::vector<fiber_handle> hs;
     for (int i = 0; i < conns; ++i) {
@@ -82,8 +78,6 @@ TEST_F(uring_errors, ManyConcurrentDeadlinesEachTimeOutAndDataStillFlows) {
         for (int k = 0; k < 5; ++k) {
           auto n = s->read(buf, now_ns() + std::uint64_t(1 + (i + k) % 4) * ms);
           if (!n && n.error() == std::errc::timed_out) ++timeouts;
-          else if (n) fprintf(stderr, "DBG fiber %d k %d got %zu\n", i, k, *n);
-          else fprintf(stderr, "DBG fiber %d k %d err %s\n", i, k, n.error().message().c_str());
         }
         const std::byte b{std::uint8_t(i)};
         std::array<std::byte, 1> back;
