@@ -10,8 +10,10 @@
 //   if (!c.wait(deadline)) { cancel(op); c.wait(no_deadline); }  // must not leave early:
 //                                  // the operation still refers to our buffers
 //
-// complete() may run on any core, before or after wait() starts. Between
-// arm() and the end of wait() the fiber must not block on anything else.
+// complete() may run on any core, before or after wait() starts. One atomic
+// word carries the whole handshake, so complete() wakes the fiber only while
+// it is waiting here, in the generation it parked in, never a later,
+// unrelated wait of the same fiber.
 
 #include <atomic>
 #include <cstdint>
@@ -24,7 +26,7 @@ struct fiber;
 
 class completion {
  public:
-  // Precondition: in a fiber. Resets the result and registers the caller.
+  // Precondition: in a fiber. Resets the state and registers the caller.
   void arm();
   // Precondition: armed by the calling fiber. True once completed; false if
   // the deadline passed first (the completion may still come: wait again).
@@ -32,14 +34,19 @@ class completion {
   // Any thread, once per arm(): records the result and wakes the fiber.
   void complete(std::int32_t result);
 
-  bool done() const { return done_.load(std::memory_order_acquire); }
+  bool done() const { return word_.load(std::memory_order_acquire) == done_word; }
   std::int32_t result() const { return result_; }
 
  private:
+  // idle_word: armed, nobody waiting; done_word: completed;
+  // generation << 2 | waiting_bit: the fiber is parked in that generation.
+  static constexpr std::uint64_t idle_word = 0;
+  static constexpr std::uint64_t done_word = 1;
+  static constexpr std::uint64_t waiting_bit = 2;
+
   fiber* fiber_ = nullptr;
-  std::uint32_t generation_ = 0;
   std::int32_t result_ = 0;
-  std::atomic<bool> done_{false};
+  std::atomic<std::uint64_t> word_{idle_word};
 };
 
 }  // namespace affine::detail

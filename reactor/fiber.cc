@@ -136,6 +136,7 @@ void migrate(unsigned core) {
   assert(c != nullptr && c->current != nullptr && core < c->rt->cores.size());
   if (c->current->pinned || core == c->index) return;
   c->migrate_to = int(core);
+  c->current->hold_once = true;  // the target's pinned list: no thief takes it first
   detail::switch_to_reactor(c->current);
 }
 

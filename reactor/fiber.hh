@@ -57,6 +57,7 @@ struct fiber : inbox_node {
   fiber* next_local = nullptr;  // owner-only list link (overflow, pinned)
   std::uint32_t ring_pos = 0;   // see run_queue
   bool pinned = false;
+  bool hold_once = false;       // migrate(): run on the target before any steal
   std::uint32_t home_core = 0;  // pinned core, or spawn core
   std::uint32_t last_core = 0;  // core it last ran on (the wakee's "prev")
   std::uint64_t slice_start = 0;  // cycles() when it was last resumed

@@ -22,7 +22,7 @@ class run_queue {
 
   // Owner only.
   void push(fiber* f) {
-    if (f->pinned) {
+    if (f->pinned || f->hold_once) {
       f->ring_pos = tail_.load(std::memory_order_relaxed);
       pinned_.push_back(f);
       return;

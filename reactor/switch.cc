@@ -6,13 +6,9 @@
 // continuation. So a fiber always returns to the reactor that is running it,
 // whatever core that is.
 
-#include <sys/mman.h>
-
-#include <cstring>
 #include <new>
 #include <system_error>
 
-#include "affine/log.hh"
 #include "reactor/cycles.hh"
 #include "reactor/runtime_state.hh"
 #include "reactor/sanitizer_hooks.hh"
@@ -102,6 +98,7 @@ void run_fiber(core_ctx& c, fiber* f) {
   c.current = f;
   if (f->last_core != c.index) ++c.c.migrations;
   f->last_core = c.index;
+  f->hold_once = false;
   f->slice_start = c.last_cycles;
   ++c.c.fibers_run;
   void* fake = nullptr;

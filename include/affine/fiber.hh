@@ -64,7 +64,8 @@ bool maybe_yield();
 void sleep_until(std::uint64_t deadline_ns);
 // Move the calling fiber to reactor `core` now (an explicit migration, for
 // code that knows better than the scheduler, and for tests). No-op for a
-// pinned fiber. Returns with the fiber running on `core`.
+// pinned fiber. Returns with the fiber running on `core` (no balancer can
+// take it before it has run there).
 void migrate(unsigned core);
 inline void sleep_for(std::chrono::nanoseconds d) {
   sleep_until(now_ns() + static_cast<std::uint64_t>(d.count()));
