@@ -1,8 +1,6 @@
 // Idle reactors sleep (DESIGN.md section 2) and a remote wakeup gets a
 // sleeping reactor going again.
 
-#include <sys/resource.h>
-
 #include <atomic>
 #include <thread>
 
@@ -13,12 +11,6 @@ namespace affine::test {
 namespace {
 
 using reactor_idle = runtime_test;
-
-double process_cpu_ms() {
-  rusage ru{};
-  ::getrusage(RUSAGE_SELF, &ru);
-  return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
-}
 
 TEST_F(reactor_idle, IdleReactorsGoToSleep) {
   rt_->run([] {});

@@ -3,6 +3,7 @@
 // teardown: no fiber alive, every stack back in the pool, no timer armed.
 
 #include <gtest/gtest.h>
+#include <time.h>
 
 #include <memory>
 #include <thread>
@@ -13,6 +14,14 @@
 #include "reactor/policy/config.hh"
 
 namespace affine::test {
+
+// CPU time of the whole process (every thread), in ms: how idle tests see
+// whether reactors sleep or spin.
+inline double process_cpu_ms() {
+  timespec t{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return double(t.tv_sec) * 1e3 + double(t.tv_nsec) / 1e6;
+}
 
 // This machine's topology when it has two cores or more (reactors pinned);
 // otherwise a synthetic two-core one with unpinned reactors, so cross-core

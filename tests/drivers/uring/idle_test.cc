@@ -17,12 +17,6 @@ namespace {
 
 using uring_idle = uring_test;
 
-double process_cpu_ms() {
-  timespec t{};
-  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return double(t.tv_sec) * 1e3 + double(t.tv_nsec) / 1e6;
-}
-
 TEST_F(uring_idle, ReactorsWithOnlyIdleSocketsSleepAndAnArrivalWakesThem) {
   constexpr int conns = 4;
   auto listener = kernel_socket::listen_any();
