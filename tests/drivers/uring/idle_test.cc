@@ -2,8 +2,6 @@
 // sleeps in the kernel (epoll on the ring's eventfd), and a completion
 // wakes it.
 
-#include <time.h>
-
 #include <future>
 #include <thread>
 #include <vector>
