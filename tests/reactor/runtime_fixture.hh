@@ -38,12 +38,12 @@ class runtime_test : public ::testing::Test {
  protected:
   void SetUp() override { start({}); }
 
-  void start(runtime_options opts) {
+  void start(runtime_options opts, const policy::policy_config* policy = nullptr) {
     bool pinnable = false;
     const topology& topo = two_core_topology(&pinnable);
     if (opts.cores.empty()) opts.cores = {core_id{0}, core_id{1}};
     opts.pin_threads = opts.pin_threads && pinnable;
-    auto rt = runtime::start(topo, std::move(opts));
+    auto rt = runtime::start(topo, std::move(opts), policy);
     ASSERT_TRUE(rt.has_value()) << rt.error();
     rt_ = std::move(*rt);
   }
