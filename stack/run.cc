@@ -9,6 +9,8 @@
 #include "affine/affine.hh"
 #include "affine/config.hh"
 #include "affine/log.hh"
+#include "drivers/dpdk/eal.hh"
+#include "drivers/dpdk/from_config.hh"
 #include "drivers/uring/install.hh"
 #include "reactor/from_config.hh"
 
@@ -52,6 +54,20 @@ std::expected<void, std::string> check_ports(const config::settings& cfg) {
   return {};
 }
 
+// Every [[port]] with driver = "dpdk", opened (EAL first).
+std::expected<std::vector<std::unique_ptr<drivers::dpdk::dpdk_port>>, std::string> open_dpdk_ports(
+    const config::settings& cfg, unsigned reactors) {
+  std::vector<std::unique_ptr<drivers::dpdk::dpdk_port>> ports;
+  for (const config::table_view& port : cfg.tables("port")) {
+    if (port.get_string("driver") != "dpdk") continue;
+    if (auto eal = drivers::dpdk::init_eal_from_config(cfg); !eal) return std::unexpected(eal.error());
+    auto p = drivers::dpdk::open_port_from_config(port, reactors);
+    if (!p) return std::unexpected(p.error());
+    ports.push_back(std::move(*p));
+  }
+  return ports;
+}
+
 }  // namespace
 
 int run(int argc, const char* const* argv, main_fn main_fiber) {
@@ -68,11 +84,6 @@ int run(int argc, const char* const* argv, main_fn main_fiber) {
   if (auto l = log::parse_level(cfg.get_string("log.level"))) log::set_level(*l);
   log::set_ratelimit_per_s(std::uint32_t(cfg.get_int("log.ratelimit_per_s")));
 
-  if (auto ok = check_ports(cfg); !ok) {
-    fmt::print(stderr, "{}\n", ok.error());
-    return 2;
-  }
-
   auto topo = topology::from_system();
   if (!topo) {
     fmt::print(stderr, "affine: topology: {}\n", topo.error());
@@ -83,6 +94,20 @@ int run(int argc, const char* const* argv, main_fn main_fiber) {
     fmt::print(stderr, "{}\n", setup.error());
     return 2;
   }
+  // DPDK ports open before the reactors start, so that a configuration
+  // naming a missing PMD, a bad vdev or more queues than the device has
+  // ends start-up with its file, line and key (exit code 2).
+  const unsigned reactors = setup->options.cores.empty() ? topo->core_count() : unsigned(setup->options.cores.size());
+  auto ports = open_dpdk_ports(cfg, reactors);
+  if (!ports) {
+    fmt::print(stderr, "{}\n", ports.error());
+    return 2;
+  }
+  if (auto ok = check_ports(cfg); !ok) {
+    fmt::print(stderr, "{}\n", ok.error());
+    return 2;
+  }
+  if (!ports->empty()) setup->options.on_reactor_start = drivers::dpdk::register_reactor;
   auto rt = runtime::start(*topo, setup->options, &setup->policy);
   if (!rt) {
     fmt::print(stderr, "affine: {}\n", rt.error());

@@ -88,17 +88,5 @@ TEST(affine_run, SocketApiWorksOnKernelSocketsByDefault) {
   EXPECT_EQ(code, 0);
 }
 
-TEST(affine_run, DpdkPortsAreRefusedUntilTheStackExistsWithFileAndLine) {
-  const std::string path = ::testing::TempDir() + "run_dpdk.toml";
-  FILE* f = std::fopen(path.c_str(), "w");
-  std::fputs("[reactor]\ncores = 1\n\n[[port]]\ndriver = \"dpdk\"\n", f);
-  std::fclose(f);
-  testing::internal::CaptureStderr();
-  const int code = run_with({"--config", path.c_str()}, [](auto) { return 0; });
-  const std::string err = testing::internal::GetCapturedStderr();
-  EXPECT_EQ(code, 2);
-  EXPECT_EQ(err.rfind(path + ":5: port[0].driver: ", 0), 0u) << err;
-}
-
 }  // namespace
 }  // namespace affine

@@ -1,0 +1,96 @@
+#include "drivers/dpdk/from_config.hh"
+
+#include <rte_ethdev.h>
+
+#include <fmt/format.h>
+
+#include "drivers/dpdk/eal.hh"
+#include "drivers/dpdk/probe.hh"
+
+namespace affine::drivers::dpdk {
+
+namespace {
+
+bool is_dpdk(const config::table_view& port) { return port.get_string("driver") == "dpdk"; }
+
+// The device a table names, probed (or hot-plugged) and its queue counts
+// checked before open(), so that each error names the key to change. A
+// device plugged only for this check is unplugged again when it fails.
+std::expected<void, std::string> check_device(const config::table_view& port, std::string_view device_key,
+                                              const std::string& device, unsigned rx, unsigned tx) {
+  auto dev = find_or_plug(device);
+  if (!dev) return std::unexpected(port.error(device_key, dev.error()));
+  rte_eth_dev_info info{};
+  if (rte_eth_dev_info_get(dev->port_id, &info) != 0) return {};  // open() reports it
+  std::string error;
+  if (rx > info.max_rx_queues)
+    error = port.error("queues", fmt::format("{} RX queues asked for; {} ({}) has at most {}", rx, dev->name,
+                                             info.driver_name, info.max_rx_queues));
+  else if (tx > info.max_tx_queues)
+    error = port.error("queues", fmt::format("{} reactor cores need {} TX queues; {} ({}) has at most {}: run "
+                                             "fewer reactors (reactor.cores) or use a device with more queues",
+                                             tx, tx, dev->name, info.driver_name, info.max_tx_queues));
+  if (error.empty()) return {};
+  if (!dev->plugged_device.empty()) unplug(*dev);
+  return std::unexpected(error);
+}
+
+// The key an error about the port's device is reported at: the one that
+// names the device, else `driver` (set in the file where `eal` is not).
+std::string_view device_key(const config::table_view& port) {
+  if (!port.get_string("pci").empty()) return "pci";
+  if (port.where("eal") != "(default)" || port.where("driver") == "(default)") return "eal";
+  return "driver";
+}
+
+}  // namespace
+
+std::expected<void, std::string> check_devices_named(const config::settings& cfg) {
+  for (const config::table_view& port : cfg.tables("port"))
+    if (is_dpdk(port))
+      if (auto d = device_from_config(port.get_string("pci"), port.get_strings("eal")); !d)
+        return std::unexpected(port.error(device_key(port), d.error()));
+  return {};
+}
+
+std::vector<std::string> eal_args_from_config(const config::settings& cfg) {
+  std::vector<std::string> args;
+  for (const config::table_view& port : cfg.tables("port"))
+    if (is_dpdk(port))
+      for (const std::string& a : port.get_strings("eal")) args.push_back(a);
+  return args;
+}
+
+std::expected<void, std::string> init_eal_from_config(const config::settings& cfg) {
+  const std::vector<std::string> args = eal_args_from_config(cfg);
+  if (auto named = check_devices_named(cfg); !named) return named;
+  if (auto r = init_eal(args); !r) {
+    for (const config::table_view& port : cfg.tables("port"))
+      if (is_dpdk(port)) return std::unexpected(port.error("eal", r.error()));
+    return std::unexpected(r.error());
+  }
+  return {};
+}
+
+std::expected<std::unique_ptr<dpdk_port>, std::string> open_port_from_config(const config::table_view& port,
+                                                                             unsigned reactors) {
+  const std::string_view key = device_key(port);
+  auto device = device_from_config(port.get_string("pci"), port.get_strings("eal"));
+  if (!device) return std::unexpected(port.error(key, device.error()));
+
+  port_config pc;
+  pc.device = *device;
+  pc.rx_queues = unsigned(port.get_int("queues"));
+  pc.tx_queues = reactors;
+  pc.mtu = std::uint32_t(port.get_int("mtu"));
+  pc.mbufs = unsigned(port.get_int("mbufs"));
+  pc.rss = *parse_rss_mode(port.get_string("rss"));  // the schema allows only known names
+  pc.numa_node = int(port.get_int("numa_node"));
+  if (auto ok = check_device(port, key, pc.device, pc.rx_queues, pc.tx_queues); !ok)
+    return std::unexpected(ok.error());
+  auto p = dpdk_port::open(pc);
+  if (!p) return std::unexpected(port.error(key, p.error()));
+  return p;
+}
+
+}  // namespace affine::drivers::dpdk
