@@ -11,10 +11,14 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <expected>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "affine/topology.hh"
 
 struct rte_mbuf;
 struct rte_mempool;
@@ -94,6 +98,12 @@ class port {
   virtual bool rx_interrupt_enable(unsigned /*q*/) { return false; }
   virtual void rx_interrupt_disable(unsigned /*q*/) {}
   virtual int rx_interrupt_fd(unsigned /*q*/) const { return -1; }
+  // Add (or remove) queue q's interrupt to an epoll set; false where the
+  // port has no interrupts.
+  virtual bool rx_interrupt_watch(unsigned /*q*/, int /*epoll_fd*/, bool /*add*/) { return false; }
+  // Spread RSS buckets over the plan's cores. Nothing to do (and no error)
+  // where the port has no RSS redirection table.
+  virtual std::expected<void, std::string> program_reta(std::span<const rxq_assignment> /*plan*/) { return {}; }
 
   virtual port_stats stats() const = 0;
   virtual std::vector<std::pair<std::string, std::uint64_t>> xstats() const { return {}; }

@@ -18,7 +18,7 @@ std::optional<unsigned> reactor_of(const runtime& rt, core_id c) {
 
 // The queues of each reactor, in plan order, or what is wrong with the plan.
 std::expected<std::vector<std::vector<unsigned>>, std::string> queues_by_reactor(
-    const runtime& rt, const dpdk_port& port, std::span<const rxq_assignment> plan) {
+    const runtime& rt, const port& port, std::span<const rxq_assignment> plan) {
   std::vector<std::vector<unsigned>> by_reactor(rt.cores());
   std::vector<bool> planned(port.rx_queue_count(), false);
   for (const auto& a : plan) {
@@ -43,7 +43,7 @@ std::expected<std::vector<std::vector<unsigned>>, std::string> queues_by_reactor
 
 }  // namespace
 
-std::expected<std::unique_ptr<port_attachment>, std::string> attach(runtime& rt, dpdk_port& port,
+std::expected<std::unique_ptr<port_attachment>, std::string> attach(runtime& rt, port& port,
                                                                     std::span<const rxq_assignment> plan,
                                                                     packet_sink& sink, attach_options opts) {
   if (port.tx_queue_count() < rt.cores())

@@ -39,7 +39,7 @@ class port_attachment {
   tx_batch& tx(unsigned reactor) { return pollers_[reactor]->tx(); }
 
  private:
-  friend std::expected<std::unique_ptr<port_attachment>, std::string> attach(runtime&, dpdk_port&,
+  friend std::expected<std::unique_ptr<port_attachment>, std::string> attach(runtime&, port&,
                                                                              std::span<const rxq_assignment>,
                                                                              packet_sink&, attach_options);
   explicit port_attachment(runtime& rt) : rt_(rt) {}
@@ -52,7 +52,7 @@ class port_attachment {
 // core that runs a reactor; the port needs a TX queue per reactor core.
 // Errors say which queue or core is wrong. A RETA the PMD will not take is
 // logged, and RSS keeps the PMD's table.
-std::expected<std::unique_ptr<port_attachment>, std::string> attach(runtime& rt, dpdk_port& port,
+std::expected<std::unique_ptr<port_attachment>, std::string> attach(runtime& rt, port& port,
                                                                     std::span<const rxq_assignment> plan,
                                                                     packet_sink& sink, attach_options opts = {});
 

@@ -40,7 +40,7 @@ void tx_batch::drop(rte_mbuf* m) noexcept {
                          dropped_);
 }
 
-rx_poller::rx_poller(dpdk_port& port, unsigned core, std::vector<unsigned> queues, packet_sink& sink,
+rx_poller::rx_poller(port& port, unsigned core, std::vector<unsigned> queues, packet_sink& sink,
                      bool interrupts)
     : port_(port), core_(core), queues_(std::move(queues)), sink_(sink), tx_(port, core) {
   if (!interrupts || !port_.caps().rx_interrupts || queues_.empty()) return;

@@ -28,7 +28,7 @@ class tx_batch {
  public:
   static constexpr unsigned capacity = 64;
 
-  tx_batch(dpdk_port& port, unsigned queue) : port_(port), queue_(std::uint16_t(queue)) {}
+  tx_batch(port& p, unsigned queue) : port_(p), queue_(std::uint16_t(queue)) {}
   ~tx_batch();  // drops (frees) what was never sent
   tx_batch(const tx_batch&) = delete;
   tx_batch& operator=(const tx_batch&) = delete;
@@ -54,7 +54,7 @@ class tx_batch {
  private:
   [[gnu::noinline]] void drop(rte_mbuf* m) noexcept;
 
-  dpdk_port& port_;
+  port& port_;
   std::uint16_t queue_;
   unsigned n_ = 0;
   std::uint64_t sent_ = 0;
@@ -72,7 +72,7 @@ class rx_poller final : public poller {
   // `core` is the reactor index and the TX queue. With `interrupts` and a
   // port that has them, the poller can arm RX interrupts when the reactor
   // goes to sleep (interrupt_fd() is an epoll set of the queues' fds).
-  rx_poller(dpdk_port& port, unsigned core, std::vector<unsigned> queues, packet_sink& sink, bool interrupts);
+  rx_poller(port& p, unsigned core, std::vector<unsigned> queues, packet_sink& sink, bool interrupts);
   ~rx_poller() override;
   rx_poller(const rx_poller&) = delete;
   rx_poller& operator=(const rx_poller&) = delete;
@@ -98,7 +98,7 @@ class rx_poller final : public poller {
   unsigned poll_queue(unsigned q);
   void disarm(std::size_t armed);
 
-  dpdk_port& port_;
+  port& port_;
   unsigned core_;
   std::vector<unsigned> queues_;
   packet_sink& sink_;

@@ -71,7 +71,7 @@ class dpdk_port final : public port {
   int rx_interrupt_fd(unsigned q) const override;
   // Add (or remove) queue q's interrupt to an epoll set through DPDK, which
   // then consumes the interrupt's counter in rte_epoll_wait.
-  bool rx_interrupt_watch(unsigned q, int epoll_fd, bool add);
+  bool rx_interrupt_watch(unsigned q, int epoll_fd, bool add) override;
 
   port_stats stats() const override;
   std::vector<std::pair<std::string, std::uint64_t>> xstats() const override;
@@ -82,7 +82,7 @@ class dpdk_port final : public port {
   unsigned reta_size() const { return reta_size_; }
   // Spread RSS buckets over the plan's cores (reta_from_plan). Nothing to do
   // (and no error) where the port has no RETA.
-  std::expected<void, std::string> program_reta(std::span<const rxq_assignment> plan);
+  std::expected<void, std::string> program_reta(std::span<const rxq_assignment> plan) override;
   std::expected<std::vector<std::uint16_t>, std::string> reta() const;
 
   // Steer a flow or a destination port to an RX queue (flow.hh).
