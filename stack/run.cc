@@ -12,6 +12,7 @@
 #include "drivers/dpdk/eal.hh"
 #include "drivers/dpdk/from_config.hh"
 #include "drivers/uring/install.hh"
+#include "stack/from_config.hh"
 #include "reactor/from_config.hh"
 
 namespace affine {
@@ -40,19 +41,6 @@ class stats_line {
   event stop_;
   fiber_handle fiber_;
 };
-
-// The socket API's backend. Kernel sockets through io_uring serve `uring`
-// ports, and a configuration with no [[port]] at all (the kernel's own
-// addresses). A `dpdk` port needs the userspace TCP/IP stack to carry the
-// socket API, which is not built yet: say so, with the file and line.
-std::expected<void, std::string> check_ports(const config::settings& cfg) {
-  for (const config::table_view& port : cfg.tables("port"))
-    if (port.get_string("driver") != "uring")
-      return std::unexpected(port.error(
-          "driver", "\"dpdk\" ports cannot carry the socket API until the TCP/IP stack exists; "
-                    "use driver = \"uring\" (kernel sockets) for now"));
-  return {};
-}
 
 // Every [[port]] with driver = "dpdk", opened (EAL first).
 std::expected<std::vector<std::unique_ptr<drivers::dpdk::dpdk_port>>, std::string> open_dpdk_ports(
@@ -103,10 +91,12 @@ int run(int argc, const char* const* argv, main_fn main_fiber) {
     fmt::print(stderr, "{}\n", ports.error());
     return 2;
   }
-  if (auto ok = check_ports(cfg); !ok) {
-    fmt::print(stderr, "{}\n", ok.error());
-    return 2;
-  }
+  for (const config::table_view& port : cfg.tables("port"))
+    if (port.get_string("driver") == "dpdk")
+      if (auto sc = stack::stack_config_from(port); !sc) {
+        fmt::print(stderr, "{}\n", sc.error());
+        return 2;
+      }
   if (!ports->empty()) setup->options.on_reactor_start = drivers::dpdk::register_reactor;
   auto rt = runtime::start(*topo, setup->options, &setup->policy);
   if (!rt) {
@@ -117,10 +107,21 @@ int run(int argc, const char* const* argv, main_fn main_fiber) {
   const std::uint64_t interval_ms = std::uint64_t(cfg.get_int("stats.interval_ms"));
   try {
     return (*rt)->run([&] {
+      // The socket API's backend: the userspace stack on the first dpdk
+      // port, else kernel sockets through io_uring (uring ports, or no port).
       auto net = drivers::uring::install();
       if (!net) throw std::runtime_error(net.error());
+      auto stacks = stack::start_stacks(**rt, cfg, *ports);
+      if (!stacks) throw std::runtime_error(stacks.error());
+      if (!stacks->empty()) net::detail::set_backend(&stacks->front()->backend());
       stats_line stats(**rt, interval_ms);
-      return main_fiber(cl->args);  // then ~stats, ~net: also when it throws
+      struct unset_backend {  // before the stacks go
+        bool active;
+        ~unset_backend() {
+          if (active) net::detail::set_backend(nullptr);
+        }
+      } unset{!stacks->empty()};
+      return main_fiber(cl->args);  // then ~stats, ~stacks, ~net: also when it throws
     });
   } catch (const std::exception& e) {
     fmt::print(stderr, "affine: the main fiber threw: {}\n", e.what());

@@ -1,0 +1,85 @@
+#pragma once
+// What the stack counts, per core (DESIGN.md section 7): every dropped
+// packet under its reason's name (STYLE.md "Errors": one function counts
+// each drop), and the traffic it handled. Single writer (the core), read by
+// anyone: relaxed atomics.
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "stack/tcp/state.hh"
+#include "stack/wire/error.hh"
+
+namespace affine::stack {
+
+// Where a packet was refused: a parse error at a layer, or one of the
+// reasons below.
+enum class layer : std::uint8_t { ethernet, arp, ipv4, icmp, udp, tcp };
+inline constexpr std::size_t layer_count = 6;
+inline constexpr std::size_t parse_error_count = std::size_t(parse_error::unsupported) + 1;
+
+enum class drop : std::uint8_t {
+  not_our_mac,        // unicast to another station
+  unknown_ethertype,  // not IPv4 or ARP
+  arp_not_for_us,     // a request for another address (still merged per RFC 826)
+  not_our_address,    // IPv4 destination is neither ours nor a broadcast
+  ttl_expired,        // TTL 0 on arrival
+  fragment,           // a fragment the reassembler refused (its counters say why)
+  unknown_protocol,   // IPv4 protocol we do not carry (answered: protocol unreachable)
+  icmp_ignored,       // an ICMP type this host does not act on
+  udp_no_socket,      // answered with port unreachable
+  udp_queue_full,     // the socket's bounded receive queue was full
+  tcp_no_socket,      // answered with RST (RFC 9293 3.10.7.1)
+  tcp_connection_limit,
+  tcp_rx_busy_socket, // reserved for the busy-poll path
+  no_mbuf,            // the packet pool was empty (TX)
+  arp_queue_full,     // no room to wait for an ARP answer
+  arp_unresolved,     // the next hop never answered ARP
+  no_route,           // no next hop for the destination
+  tx_too_big,         // a packet that cannot fit one mbuf
+};
+inline constexpr std::size_t drop_count = std::size_t(drop::tx_too_big) + 1;
+inline constexpr std::size_t tcp_drop_count = std::size_t(tcp::drop_reason::data_after_close) + 1;
+
+class core_counters {
+ public:
+  static constexpr std::size_t slots = layer_count * parse_error_count + drop_count + tcp_drop_count;
+
+  void count(layer l, parse_error e) noexcept { bump(std::size_t(l) * parse_error_count + std::size_t(e)); }
+  void count(drop d) noexcept { bump(layer_count * parse_error_count + std::size_t(d)); }
+  void count(tcp::drop_reason r) noexcept { bump(layer_count * parse_error_count + drop_count + std::size_t(r)); }
+
+  std::uint64_t get(layer l, parse_error e) const noexcept { return at(std::size_t(l) * parse_error_count + std::size_t(e)); }
+  std::uint64_t get(drop d) const noexcept { return at(layer_count * parse_error_count + std::size_t(d)); }
+  std::uint64_t get(tcp::drop_reason r) const noexcept {
+    return at(layer_count * parse_error_count + drop_count + std::size_t(r));
+  }
+  std::uint64_t total_drops() const noexcept;
+  // Non-zero drop counters by name ("ipv4.bad_checksum", "tcp.paws", "no_mbuf").
+  std::vector<std::pair<std::string, std::uint64_t>> nonzero() const;
+
+  // Traffic.
+  std::atomic<std::uint64_t> rx_packets{0}, tx_packets{0}, tcp_segments_in{0}, tcp_segments_out{0};
+  std::atomic<std::uint64_t> arp_requests_sent{0}, arp_replies_sent{0}, icmp_echo_replies{0};
+
+ private:
+  void bump(std::size_t i) noexcept { v_[i].store(v_[i].load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
+  std::uint64_t at(std::size_t i) const noexcept { return v_[i].load(std::memory_order_relaxed); }
+  std::array<std::atomic<std::uint64_t>, slots> v_{};
+};
+
+std::string_view to_string(layer l);
+std::string_view to_string(drop d);
+
+// Add one to a relaxed single-writer counter.
+inline void bump(std::atomic<std::uint64_t>& c) noexcept {
+  c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
+
+}  // namespace affine::stack

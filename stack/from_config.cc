@@ -1,0 +1,49 @@
+#include "stack/from_config.hh"
+
+#include <fmt/format.h>
+
+namespace affine::stack {
+
+std::expected<stack_config, std::string> stack_config_from(const config::table_view& port) {
+  stack_config sc;
+  const std::string& ip = port.get_string("ip");
+  if (ip.empty())
+    return std::unexpected(port.error("ip", "a dpdk port carries the userspace stack and needs an address, like "
+                                            "ip = \"10.77.0.2/24\""));
+  const auto slash = ip.find('/');  // the schema checked the shape
+  auto addr = net::ipv4_address::parse(ip.substr(0, slash));
+  if (!addr) return std::unexpected(port.error("ip", addr.error()));
+  sc.address = addr->value;
+  sc.prefix_length = std::uint8_t(std::stoi(ip.substr(slash + 1)));
+  if (const std::string& gw = port.get_string("gateway"); !gw.empty()) {
+    auto g = net::ipv4_address::parse(gw);
+    if (!g) return std::unexpected(port.error("gateway", g.error()));
+    sc.gateway = g->value;
+  }
+  sc.tcp.mss = std::uint16_t(port.get_int("mtu") - 40);  // RFC 9293 3.7.1: MTU less IPv4 and TCP headers
+  return sc;
+}
+
+std::expected<std::vector<std::unique_ptr<stack>>, std::string> start_stacks(
+    runtime& rt, const config::settings& cfg, std::span<const std::unique_ptr<drivers::dpdk::dpdk_port>> ports) {
+  std::vector<std::unique_ptr<stack>> stacks;
+  std::vector<core_id> reactors;
+  for (unsigned r = 0; r < rt.cores(); ++r) reactors.push_back(rt.topology_core(r));
+  const rxq_placement placement =
+      cfg.get_string("reactor.rxq_placement") == "spread" ? rxq_placement::spread : rxq_placement::local;
+  std::size_t i = 0;
+  for (const config::table_view& table : cfg.tables("port")) {
+    if (table.get_string("driver") != "dpdk") continue;
+    drivers::dpdk::dpdk_port& port = *ports[i++];
+    auto sc = stack_config_from(table);
+    if (!sc) return std::unexpected(sc.error());
+    auto plan = plan_rx_queues(rt.topo(), port.numa_node(), port.rx_queue_count(), reactors, placement);
+    if (!plan) return std::unexpected(table.error("queues", plan.error()));
+    auto st = stack::create(rt, port, *sc, *plan);
+    if (!st) return std::unexpected(table.error("ip", st.error()));
+    stacks.push_back(std::move(*st));
+  }
+  return stacks;
+}
+
+}  // namespace affine::stack

@@ -1,0 +1,160 @@
+// Frames out: IPv4 datagrams built in one mbuf on the calling core, the next
+// hop resolved through the shared ARP cache, sent on the core's TX queue.
+
+#include <rte_mbuf.h>
+
+#include <cstring>
+#include <mutex>
+
+#include "stack/per_core.hh"
+#include "stack/stack.hh"
+#include "stack/tcp/reset.hh"
+#include "stack/wire/arp.hh"
+#include "stack/wire/ethernet.hh"
+#include "stack/wire/icmp.hh"
+#include "stack/wire/tcp.hh"
+
+namespace affine::stack {
+
+namespace {
+
+constexpr std::size_t eth_len = 14;
+constexpr std::size_t ip_len = 20;
+
+std::span<std::byte> room(rte_mbuf* m) {
+  return {rte_pktmbuf_mtod(m, std::byte*), std::size_t(rte_pktmbuf_tailroom(m)) + m->data_len};
+}
+
+void set_length(rte_mbuf* m, std::size_t n) {
+  m->data_len = std::uint16_t(n);
+  m->pkt_len = std::uint32_t(n);
+}
+
+}  // namespace
+
+void stack::send_ipv4(per_core& pc, std::uint32_t dst, ip_protocol proto, std::size_t l4_bytes, l4_writer write,
+                      std::uint64_t now) {
+  const auto next_hop = routes_.next_hop(dst);
+  if (!next_hop) {
+    pc.counters.count(drop::no_route);
+    return;
+  }
+  rte_mbuf* m = rte_pktmbuf_alloc(pc.pool);
+  if (m == nullptr) {
+    pc.counters.count(drop::no_mbuf);
+    return;
+  }
+  std::span<std::byte> out = room(m);
+  if (eth_len + ip_len + l4_bytes > out.size()) {
+    rte_pktmbuf_free(m);
+    pc.counters.count(drop::tx_too_big);
+    return;
+  }
+  const bool l4_offload = tx_l4_offload_ && proto != ip_protocol::icmp;
+  const std::size_t l4 = write(out.subspan(eth_len + ip_len, l4_bytes), l4_offload);
+  ipv4_header ih;
+  ih.src = routes_.address();
+  ih.dst = dst;
+  ih.protocol = proto;
+  ih.id = pc.ip_id++;
+  ih.dont_fragment = true;  // RFC 1191: path MTU discovery; this stack never fragments
+  ih.payload_length = std::uint16_t(l4);
+  (void)emit_ipv4(ih, out.subspan(eth_len), tx_ip_offload_ ? checksum_mode::offload : checksum_mode::software);
+  (void)emit_ethernet({.dst = {}, .src = mac_, .type = ether_type::ipv4}, out);
+  set_length(m, eth_len + ip_len + l4);
+  if (tx_ip_offload_) {
+    m->l2_len = eth_len;
+    m->l3_len = ip_len;
+    m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM;
+    if (l4_offload) m->ol_flags |= proto == ip_protocol::tcp ? RTE_MBUF_F_TX_TCP_CKSUM : RTE_MBUF_F_TX_UDP_CKSUM;
+  }
+  transmit(pc, m, *next_hop, now);
+}
+
+// The frame's destination MAC is filled in here: from the ARP cache, or once
+// the next hop answers (the cache holds the frame until then).
+void stack::transmit(per_core& pc, rte_mbuf* m, std::uint32_t next_hop, std::uint64_t now) {
+  std::span<std::byte> frame{rte_pktmbuf_mtod(m, std::byte*), m->data_len};
+  const bool broadcast = routes_.is_broadcast(next_hop);
+  std::optional<mac_address> mac;
+  arp_resolution r{arp_resolve::known, {}};
+  {
+    std::lock_guard g(arp_lock_);
+    mac = broadcast ? std::optional(broadcast_mac) : arp_.lookup(next_hop, now);
+    if (!mac) {
+      r = arp_.resolve(next_hop, m, now);
+      for (rte_mbuf* d : r.drop) {
+        rte_pktmbuf_free(d);
+        pc.counters.count(drop::arp_queue_full);
+      }
+      if (r.action == arp_resolve::known) mac = arp_.lookup(next_hop, now);
+    }
+  }
+  if (mac) {
+    mac_field{0}.set(frame, *mac);
+    bump(pc.counters.tx_packets);
+    pc.tx.send(m);
+    return;
+  }
+  switch (r.action) {
+    case arp_resolve::send_request:
+      send_arp(pc, false, broadcast_mac, next_hop);
+      poke_timer(*cores_[0]);  // core 0's timer fiber repeats the request or gives up
+      break;
+    case arp_resolve::queued: break;
+    case arp_resolve::dropped_queue_full:
+    case arp_resolve::known:  // known and gone again at once: cannot happen under the lock
+      rte_pktmbuf_free(m);
+      pc.counters.count(drop::arp_queue_full);
+      break;
+  }
+}
+
+void stack::send_tcp(per_core& pc, const flow_tuple& t, const tcp_segment& seg, std::uint64_t now) {
+  const std::size_t len = 60 + seg.payload.size();  // header with the most options, and the data
+  bump(pc.counters.tcp_segments_out);
+  send_ipv4(pc, t.remote_addr, ip_protocol::tcp, len,
+            [&](std::span<std::byte> out, bool offload) -> std::size_t {
+              auto n = emit_tcp(seg, t.local_addr, t.remote_addr, out,
+                                offload ? checksum_mode::offload : checksum_mode::software);
+              return n ? *n : 0;
+            },
+            now);
+}
+
+void stack::send_arp(per_core& pc, bool reply, const mac_address& dst_mac, std::uint32_t target_ip) {
+  rte_mbuf* m = rte_pktmbuf_alloc(pc.pool);
+  if (m == nullptr) {
+    pc.counters.count(drop::no_mbuf);
+    return;
+  }
+  std::span<std::byte> out = room(m);
+  (void)emit_ethernet({.dst = dst_mac, .src = mac_, .type = ether_type::arp}, out);
+  arp_packet p{.op = reply ? arp_op::reply : arp_op::request,
+               .sender_mac = mac_,
+               .sender_ip = routes_.address(),
+               .target_mac = reply ? dst_mac : mac_address{},
+               .target_ip = target_ip};
+  (void)emit_arp(p, out.subspan(eth_len));
+  set_length(m, 60);  // the Ethernet minimum (without FCS); the tail is padding
+  std::memset(out.data() + eth_len + arp_view::length, 0, 60 - eth_len - arp_view::length);
+  bump(reply ? pc.counters.arp_replies_sent : pc.counters.arp_requests_sent);
+  bump(pc.counters.tx_packets);
+  pc.tx.send(m);
+}
+
+// RFC 792 / RFC 1122 3.2.2.1: destination unreachable quoting the offending
+// datagram's header and at least 8 bytes of its data.
+void stack::icmp_unreachable(per_core& pc, std::uint8_t code, std::span<const std::byte> datagram,
+                             std::uint32_t to, std::uint64_t now) {
+  const std::size_t quote = std::min<std::size_t>(datagram.size(), 60 + 8);
+  icmp_message msg{.type = icmp_type::dest_unreachable, .code = code, .data = datagram.first(quote)};
+  send_ipv4(pc, to, ip_protocol::icmp, icmp_view::header_length + quote,
+            [&](std::span<std::byte> out, bool) -> std::size_t {
+              auto n = emit_icmp(msg, out);
+              return n ? *n : 0;
+            },
+            now);
+}
+
+}  // namespace affine::stack

@@ -1,0 +1,41 @@
+#pragma once
+// What one reactor core of a stack owns: its counters, its fragment
+// reassembly, its TX queue and packet pool, and the timer fiber of the
+// sockets homed on it. Reached only on that core, except the timer list
+// (under timer_lock) and the counters (single writer, relaxed atomics).
+
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include "affine/fiber.hh"
+#include "affine/sync.hh"
+#include "drivers/dpdk/poller.hh"
+#include "stack/counters.hh"
+#include "stack/ip/reassembly.hh"
+#include "stack/stack.hh"
+#include "stack/tcp_socket.hh"
+
+namespace affine::stack {
+
+struct stack::per_core {
+  per_core(unsigned idx, const reassembly_config& rc, drivers::dpdk::tx_batch& tx_batch, rte_mempool* mp)
+      : index(idx), reasm(rc), tx(tx_batch), pool(mp) {}
+
+  unsigned index;
+  core_counters counters;
+  reassembly reasm;
+  drivers::dpdk::tx_batch& tx;
+  rte_mempool* pool;
+  std::uint16_t ip_id = 0;
+
+  // Timers of the sockets homed here: see timers.cc for the handshake.
+  spinlock timer_lock;
+  wait_queue timer_wait;                    // under timer_lock
+  std::vector<tcp_socket*> timed;           // under timer_lock; a reference each
+  bool stopping = false;                    // under timer_lock
+  std::atomic<std::uint64_t> wake_at{0};    // when the timer fiber wakes next
+  fiber_handle timer_fiber;
+};
+
+}  // namespace affine::stack

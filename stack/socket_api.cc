@@ -1,0 +1,302 @@
+// The fiber socket API (include/affine/net.hh) on the userspace stack:
+// blocking-style calls that take the socket's lock, change the connection,
+// settle it (send, wake, publish the deadline) and, when they must wait,
+// park on the socket's wait queue with the lock released atomically.
+
+#include <mutex>
+
+#include "affine/fiber.hh"
+#include "reactor/core.hh"
+#include "stack/per_core.hh"
+#include "stack/stack.hh"
+
+namespace affine::stack {
+
+namespace {
+
+std::error_code err(std::errc e) { return std::make_error_code(e); }
+
+class stream final : public net::detail::stream_impl {
+ public:
+  explicit stream(socket_ref s) : s_(std::move(s)) {
+    std::lock_guard g(s_->lock);
+    s_->handle_open = true;
+  }
+  ~stream() override { close(); }
+
+  std::expected<std::size_t, std::error_code> read(std::span<std::byte> buf, std::uint64_t deadline) override {
+    if (!s_) return std::unexpected(err(std::errc::bad_file_descriptor));
+    for (;;) {
+      s_->lock.lock();
+      auto r = s_->conn.recv(buf);
+      if (r && *r == 0 && !buf.empty() && !s_->conn.eof() && s_->conn.state() != tcp::tcp_state::closed) {
+        if (now_ns() >= deadline) {
+          s_->lock.unlock();
+          return std::unexpected(err(std::errc::timed_out));
+        }
+        s_->readers.wait(s_->lock, deadline);
+        continue;
+      }
+      const auto what = st().settle(*s_, now_ns());  // a window update may be due
+      s_->lock.unlock();
+      st().finish(*s_, what);
+      return r;
+    }
+  }
+
+  std::expected<void, std::error_code> write(std::span<const std::byte> data, std::uint64_t deadline) override {
+    if (!s_) return std::unexpected(err(std::errc::bad_file_descriptor));
+    for (;;) {
+      s_->lock.lock();
+      auto n = s_->conn.send(data);
+      if (!n) {
+        s_->lock.unlock();
+        return std::unexpected(n.error());
+      }
+      data = data.subspan(*n);
+      const auto what = st().settle(*s_, now_ns());
+      if (data.empty()) {
+        s_->lock.unlock();
+        st().finish(*s_, what);
+        return {};
+      }
+      if (*n == 0) {
+        if (now_ns() >= deadline) {
+          s_->lock.unlock();
+          st().finish(*s_, what);
+          return std::unexpected(err(std::errc::timed_out));
+        }
+        s_->writers.wait(s_->lock, deadline);
+        st().finish(*s_, what);
+        continue;
+      }
+      s_->lock.unlock();
+      st().finish(*s_, what);
+    }
+  }
+
+  std::expected<void, std::error_code> shutdown_write() override {
+    if (!s_) return std::unexpected(err(std::errc::bad_file_descriptor));
+    change([](tcp::connection& c) { c.shutdown_write(); });
+    return {};
+  }
+
+  void close() override {
+    if (!s_) return;
+    change([](tcp::connection& c) { c.close(now_ns()); });
+    {
+      std::lock_guard g(s_->lock);
+      s_->handle_open = false;
+    }
+    s_.reset();
+  }
+
+  void abort() override {
+    if (!s_) return;
+    change([](tcp::connection& c) { c.abort(); });
+    close();
+  }
+
+  std::expected<void, std::error_code> set_no_delay(bool on) override {
+    if (!s_) return std::unexpected(err(std::errc::bad_file_descriptor));
+    change([on](tcp::connection& c) { c.set_no_delay(on); });
+    return {};
+  }
+
+  std::expected<void, std::error_code> set_keepalive(bool on) override {
+    if (!s_) return std::unexpected(err(std::errc::bad_file_descriptor));
+    change([on](tcp::connection& c) {
+      tcp::keepalive_config k = c.config().keepalive;
+      k.enabled = on;
+      c.set_keepalive(k);
+    });
+    return {};
+  }
+
+  net::endpoint local() const override {
+    const flow_tuple& t = s_->conn.tuple();
+    return {{t.local_addr}, t.local_port};
+  }
+  net::endpoint remote() const override {
+    const flow_tuple& t = s_->conn.tuple();
+    return {{t.remote_addr}, t.remote_port};
+  }
+
+ private:
+  stack& st() const { return s_->owner(); }
+
+  template <class F>
+  void change(F&& f) {
+    s_->lock.lock();
+    f(s_->conn);
+    const auto what = st().settle(*s_, now_ns());
+    s_->lock.unlock();
+    st().finish(*s_, what);
+  }
+
+  socket_ref s_;
+};
+
+class listener final : public net::detail::listener_impl {
+ public:
+  listener(stack& st, listen_socket* l) : st_(st), l_(l) {}
+  ~listener() override { close(); }
+
+  std::expected<std::unique_ptr<net::detail::stream_impl>, std::error_code> accept(std::uint64_t deadline) override {
+    if (l_ == nullptr) return std::unexpected(err(std::errc::bad_file_descriptor));
+    l_->lock.lock();
+    while (l_->ready.empty()) {
+      if (l_->closed) {
+        l_->lock.unlock();
+        return std::unexpected(err(std::errc::operation_canceled));
+      }
+      if (now_ns() >= deadline) {
+        l_->lock.unlock();
+        return std::unexpected(err(std::errc::timed_out));
+      }
+      if (!l_->acceptors.wait(l_->lock, deadline)) return std::unexpected(err(std::errc::timed_out));
+      l_->lock.lock();
+    }
+    socket_ref s(l_->ready.front());
+    l_->ready.pop_front();
+    l_->lock.unlock();
+    return std::make_unique<stream>(std::move(s));
+  }
+
+  net::endpoint local() const override { return l_->local(); }
+
+  void close() override {
+    if (l_ == nullptr) return;
+    st_.close_listener(l_);
+    l_->unref();
+    l_ = nullptr;
+  }
+
+ private:
+  stack& st_;
+  listen_socket* l_;
+};
+
+class stack_backend final : public net::detail::backend {
+ public:
+  explicit stack_backend(stack& st) : st_(st) {}
+
+  std::expected<std::unique_ptr<net::detail::listener_impl>, std::error_code> listen(
+      const net::listen_options& opts) override {
+    auto l = st_.listen(opts);
+    if (!l) return std::unexpected(l.error());
+    return std::make_unique<listener>(st_, *l);
+  }
+
+  std::expected<std::unique_ptr<net::detail::stream_impl>, std::error_code> connect(
+      net::endpoint to, std::uint64_t deadline, const net::stream_options& opts) override {
+    auto s = st_.connect(to, opts);
+    if (!s) return std::unexpected(s.error());
+    socket_ref& sock = *s;
+    sock->lock.lock();
+    while (sock->conn.state() == tcp::tcp_state::syn_sent || sock->conn.state() == tcp::tcp_state::syn_received) {
+      if (now_ns() >= deadline || !sock->writers.wait(sock->lock, deadline)) {
+        sock->lock.lock();
+        sock->conn.abort();
+        const auto what = st_.settle(*sock, now_ns());
+        sock->lock.unlock();
+        st_.finish(*sock, what);
+        return std::unexpected(err(std::errc::timed_out));
+      }
+      sock->lock.lock();
+    }
+    if (sock->conn.state() == tcp::tcp_state::closed) {
+      const std::error_code e = sock->conn.error() ? sock->conn.error() : err(std::errc::connection_refused);
+      sock->lock.unlock();
+      return std::unexpected(e);
+    }
+    sock->lock.unlock();
+    return std::make_unique<stream>(std::move(sock));
+  }
+
+ private:
+  stack& st_;
+};
+
+}  // namespace
+
+net::detail::backend& stack::backend() {
+  if (!backend_) backend_ = std::make_unique<stack_backend>(*this);
+  return *backend_;
+}
+
+std::expected<listen_socket*, std::error_code> stack::listen(const net::listen_options& opts) {
+  if (opts.local.addr != net::any_address && opts.local.addr.value != routes_.address())
+    return std::unexpected(err(std::errc::address_not_available));
+  std::lock_guard g(listeners_lock_);
+  std::uint16_t port = opts.local.port;
+  if (port == 0) {
+    for (unsigned tries = 0; tries < 16384 && port == 0; ++tries) {
+      const auto p = std::uint16_t(49152 + next_port_.fetch_add(1, std::memory_order_relaxed) % 16384);
+      if (std::none_of(listeners_.begin(), listeners_.end(), [p](auto& e) { return e.first == p; })) port = p;
+    }
+    if (port == 0) return std::unexpected(err(std::errc::address_in_use));
+  }
+  for (auto& [p, l] : listeners_)
+    if (p == port) return std::unexpected(err(std::errc::address_in_use));
+  auto* l = new listen_socket({{routes_.address()}, port}, opts.backlog, opts.accepted);
+  listeners_.emplace_back(port, l);  // the table's reference
+  l->ref();                          // the caller's
+  return l;
+}
+
+void stack::close_listener(listen_socket* l) {
+  {
+    std::lock_guard g(listeners_lock_);
+    std::erase_if(listeners_, [&](auto& e) {
+      if (e.second != l) return false;
+      l->unref();
+      return true;
+    });
+  }
+  std::deque<tcp_socket*> orphans;
+  {
+    std::lock_guard g(l->lock);
+    l->closed = true;
+    l->acceptors.notify_all();
+    orphans.swap(l->ready);
+  }
+  // Established but never accepted: reset (RFC 9293 3.10.4, Linux does the same).
+  for (tcp_socket* s : orphans) {
+    s->lock.lock();
+    s->conn.abort();
+    const auto what = settle(*s, now_ns());
+    s->lock.unlock();
+    finish(*s, what);
+    s->unref();
+  }
+}
+
+// An ephemeral port (RFC 6056 section 3.3.1's simple counter over the
+// dynamic range) whose tuple is free.
+std::uint16_t stack::pick_local_port(std::uint32_t remote, std::uint16_t remote_port) {
+  for (unsigned tries = 0; tries < 16384; ++tries) {
+    const auto p = std::uint16_t(49152 + next_port_.fetch_add(1, std::memory_order_relaxed) % 16384);
+    if (!flows_.contains({routes_.address(), remote, p, remote_port})) return p;
+  }
+  return 0;
+}
+
+std::expected<socket_ref, std::error_code> stack::connect(net::endpoint to, const net::stream_options& opts) {
+  const std::uint16_t port = pick_local_port(to.addr.value, to.port);
+  if (port == 0) return std::unexpected(err(std::errc::address_not_available));
+  const std::uint64_t now = now_ns();
+  const flow_tuple t{routes_.address(), to.addr.value, port, to.port};
+  const tcp::open_params p{.tuple = t, .iss = isn_.next(t, now), .ts_offset = std::uint32_t(isn_.next(t, 0).raw())};
+  socket_ref s(new tcp_socket(*this, detail::this_core()->index, p, connection_config(opts), now));
+  if (!flows_.insert(t, s.get())) return std::unexpected(err(std::errc::too_many_files_open));
+  s->in_table = true;
+  home(s.get());
+  s->lock.lock();
+  const auto what = settle(*s, now);  // the SYN
+  s->lock.unlock();
+  finish(*s, what);
+  return s;
+}
+
+}  // namespace affine::stack

@@ -1,0 +1,130 @@
+#include "stack/stack.hh"
+
+#include <rte_mbuf.h>
+
+#include <fmt/format.h>
+
+#include "affine/log.hh"
+#include "reactor/core.hh"
+#include "stack/per_core.hh"
+
+namespace affine::stack {
+
+std::expected<std::unique_ptr<stack>, std::string> stack::create(runtime& rt, drivers::port& port,
+                                                                 const stack_config& cfg,
+                                                                 std::span<const rxq_assignment> plan) {
+  auto routes = route_table::make({cfg.address, cfg.prefix_length, cfg.gateway});
+  if (!routes)
+    return std::unexpected(fmt::format("stack on {}: address {}/{}: {}", port.name(),
+                                       net::ipv4_address{cfg.address}.to_string(), cfg.prefix_length,
+                                       to_string(routes.error())));
+  std::unique_ptr<stack> st(new stack(rt, port, cfg, std::move(*routes)));
+  auto att = drivers::dpdk::attach(rt, port, plan, *st, {.rx_interrupts = cfg.rx_interrupts});
+  if (!att) return std::unexpected(att.error());
+  st->attachment_ = std::move(*att);
+  for (unsigned c = 0; c < rt.cores(); ++c) {
+    rte_mempool* mp = port.pool(rt.topo().core(rt.topology_core(c)).node);
+    st->cores_.push_back(std::make_unique<per_core>(c, cfg.reassembly, st->attachment_->tx(c), mp));
+  }
+  for (auto& pc : st->cores_)
+    pc->timer_fiber = spawn([s = st.get(), p = pc.get()] { s->timer_loop(*p); }, {.core = pc->index, .pinned = true});
+  return st;
+}
+
+stack::stack(runtime& rt, drivers::port& port, const stack_config& cfg, route_table routes)
+    : rt_(rt),
+      port_(port),
+      cfg_(cfg),
+      routes_(std::move(routes)),
+      mac_(port.mac()),
+      tx_ip_offload_(port.caps().tx_ipv4_checksum),
+      tx_l4_offload_(port.caps().tx_l4_checksum && port.caps().tx_ipv4_checksum),
+      isn_(tcp::isn_generator::from_random_device()),
+      flows_(cfg.max_connections),
+      arp_(cfg.arp),
+      next_port_(49152 + std::uint32_t(now_ns() % 16384)) {}
+
+stack::~stack() {
+  for (auto& pc : cores_) {
+    pc->timer_lock.lock();
+    pc->stopping = true;
+    pc->timer_wait.notify_all();
+    pc->timer_lock.unlock();
+    if (pc->timer_fiber.joinable()) pc->timer_fiber.join();
+  }
+  attachment_.reset();  // no more RX: the pollers are off the reactors
+  std::vector<listen_socket*> ls;
+  {
+    std::lock_guard g(listeners_lock_);
+    for (auto& [port, l] : listeners_) ls.push_back(l);
+    listeners_.clear();
+  }
+  for (listen_socket* l : ls) l->unref();
+  for (auto& pc : cores_)
+    for (tcp_socket* s : pc->timed) s->unref();
+  std::lock_guard g(arp_lock_);
+  for (rte_mbuf* m : arp_.clear()) rte_pktmbuf_free(m);
+}
+
+const core_counters& stack::counters(unsigned core) const { return cores_[core]->counters; }
+
+stack::per_core& stack::here() { return *cores_[detail::this_core()->index]; }
+
+tcp::connection_config stack::connection_config(const net::stream_options& opts) const {
+  tcp::connection_config c = cfg_.tcp;
+  c.mss = std::uint16_t(port_.caps().mtu - 40);
+  c.no_delay = opts.no_delay;
+  c.keepalive.enabled = opts.keepalive;
+  if (opts.send_buffer != 0) c.send_buffer = opts.send_buffer;
+  if (opts.receive_buffer != 0) c.recv_buffer = opts.receive_buffer;
+  return c;
+}
+
+stack::settled stack::settle(tcp_socket& s, std::uint64_t now) {
+  per_core& pc = here();
+  s.conn.output(now, [&](const tcp_segment& seg) { send_tcp(pc, s.conn.tuple(), seg, now); });
+  const tcp::event_set ev = s.conn.take_events();
+  using tcp::event;
+  if (ev.has(event::readable) || ev.has(event::closed)) s.readers.notify_all();
+  if (ev.has(event::writable) || ev.has(event::connected) || ev.has(event::closed)) s.writers.notify_all();
+  if (s.parent != nullptr && (ev.has(event::connected) || ev.has(event::closed))) child_settled(s, ev);
+  settled out;
+  const std::uint64_t d = s.conn.next_deadline();
+  s.deadline.store(d, std::memory_order_seq_cst);
+  out.poke_timer = d < cores_[s.home_core()]->wake_at.load(std::memory_order_seq_cst);
+  if (s.conn.state() == tcp::tcp_state::closed && s.in_table) {
+    s.in_table = false;
+    out.closed = true;
+  }
+  return out;
+}
+
+void stack::finish(tcp_socket& s, settled what) {
+  if (what.closed) {
+    flows_.erase(s.conn.tuple(), &s);  // the tuple is fixed: no lock needed to read it
+    s.retired.store(true, std::memory_order_release);
+    poke_timer(*cores_[s.home_core()]);
+  } else if (what.poke_timer) {
+    poke_timer(*cores_[s.home_core()]);
+  }
+}
+
+// A child of a listener reached ESTABLISHED (into the accept queue) or died
+// before it was accepted. Lock order: socket, then listener.
+void stack::child_settled(tcp_socket& s, tcp::event_set ev) {
+  listen_socket* l = s.parent;
+  s.parent = nullptr;
+  l->lock.lock();
+  --l->half_open;
+  if (ev.has(tcp::event::connected) && !ev.has(tcp::event::closed) && !l->closed) {
+    s.ref();
+    l->ready.push_back(&s);
+    l->acceptors.notify_one();
+  } else if (!ev.has(tcp::event::closed)) {
+    s.conn.abort();  // the listener closed while the handshake ran
+  }
+  l->lock.unlock();
+  l->unref();
+}
+
+}  // namespace affine::stack

@@ -1,0 +1,150 @@
+#pragma once
+// The userspace TCP/IP stack on one port (DESIGN.md section 2): the port's
+// RX pollers hand packets to receive() on their core (the RX path: never
+// blocks, never runs user code); fibers use the socket API (backend()); each
+// core sends on its own TX queue and runs a timer fiber for the sockets
+// homed on it.
+//
+// Create and destroy a stack from a fiber of the runtime it runs on.
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <expected>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "affine/fiber.hh"
+#include "affine/net_backend.hh"
+#include "affine/runtime.hh"
+#include "affine/sync.hh"
+#include "affine/topology.hh"
+#include "drivers/dpdk/attach.hh"
+#include "drivers/port.hh"
+#include "stack/counters.hh"
+#include "stack/flow_table.hh"
+#include "stack/ip/arp_cache.hh"
+#include "stack/ip/reassembly.hh"
+#include "stack/ip/route.hh"
+#include "stack/listen_socket.hh"
+#include "stack/tcp/config.hh"
+#include "stack/tcp/isn.hh"
+#include "stack/tcp_socket.hh"
+#include "stack/wire/ipv4.hh"
+
+namespace affine::stack {
+
+struct stack_config {
+  std::uint32_t address = 0;  // host order
+  std::uint8_t prefix_length = 24;
+  std::optional<std::uint32_t> gateway;
+  tcp::connection_config tcp;  // defaults of every connection
+  std::size_t max_connections = 65536;
+  arp_config arp;
+  reassembly_config reassembly;
+  bool rx_interrupts = true;
+};
+
+class stack final : public drivers::dpdk::packet_sink {
+ public:
+  // Attaches to `port` (one RX poller per reactor, `plan` giving the RX
+  // queues their cores). Errors: a bad address, a plan or port the runtime
+  // cannot use.
+  static std::expected<std::unique_ptr<stack>, std::string> create(runtime& rt, drivers::port& port,
+                                                                   const stack_config& cfg,
+                                                                   std::span<const rxq_assignment> plan);
+  ~stack() override;
+  stack(const stack&) = delete;
+  stack& operator=(const stack&) = delete;
+
+  // The socket API on this stack (net::detail::set_backend, or directly).
+  net::detail::backend& backend();
+
+  // The RX path (drivers::dpdk::packet_sink): on reactor `core`.
+  void receive(unsigned core, std::span<rte_mbuf*> pkts) override;
+
+  const core_counters& counters(unsigned core) const;
+  unsigned cores() const { return unsigned(cores_.size()); }
+  std::uint32_t address() const { return routes_.address(); }
+  std::size_t connections() const { return flows_.size(); }
+  const arp_cache::counters& arp_counts() const { return arp_.counts(); }
+  drivers::port& port() { return port_; }
+
+  // --- for the socket layer (stack/socket_api.cc) ---
+  std::expected<socket_ref, std::error_code> connect(net::endpoint to, const net::stream_options& opts);
+  std::expected<listen_socket*, std::error_code> listen(const net::listen_options& opts);
+  void close_listener(listen_socket* l);
+  // After a change to s.conn (lock held): send what is due on the calling
+  // core, wake waiters, publish the deadline. Returns what to do once the
+  // lock is released (finish()).
+  struct settled {
+    bool poke_timer = false;
+    bool closed = false;
+  };
+  settled settle(tcp_socket& s, std::uint64_t now_ns);
+  void finish(tcp_socket& s, settled what);
+  tcp::connection_config connection_config(const net::stream_options& opts) const;
+
+ private:
+  struct per_core;
+
+  stack(runtime& rt, drivers::port& port, const stack_config& cfg, route_table routes);
+
+  // input.cc: Ethernet, ARP, IPv4, ICMP on the RX path.
+  void frame_in(per_core& pc, rte_mbuf* m, std::uint64_t now);
+  void arp_in(per_core& pc, std::span<const std::byte> bytes, std::uint64_t now);
+  void ipv4_in(per_core& pc, rte_mbuf* m, std::span<const std::byte> bytes, std::uint64_t now);
+  void transport_in(per_core& pc, const ipv4_header& ip, std::span<const std::byte> payload, bool l4_checked,
+                    std::uint64_t now);
+  void icmp_in(per_core& pc, const ipv4_header& ip, std::span<const std::byte> bytes, std::uint64_t now);
+  void udp_in(per_core& pc, const ipv4_header& ip, std::span<const std::byte> bytes, bool l4_checked,
+              std::uint64_t now);
+
+  // tcp_input.cc: segments to sockets and listeners.
+  void tcp_in(per_core& pc, const ipv4_header& ip, std::span<const std::byte> bytes, bool l4_checked,
+              std::uint64_t now);
+  void listen_in(per_core& pc, listen_socket& l, const flow_tuple& t, const tcp_segment& seg, std::uint64_t now);
+  void child_settled(tcp_socket& s, tcp::event_set ev);
+
+  // output.cc: frames out on the calling core's TX queue.
+  using l4_writer = tcp::function_ref<std::size_t(std::span<std::byte> out, bool offload)>;
+  void send_ipv4(per_core& pc, std::uint32_t dst, ip_protocol proto, std::size_t l4_bytes, l4_writer write,
+                 std::uint64_t now);
+  void send_tcp(per_core& pc, const flow_tuple& t, const tcp_segment& seg, std::uint64_t now);
+  void send_arp(per_core& pc, bool reply, const mac_address& dst_mac, std::uint32_t target_ip);
+  void icmp_unreachable(per_core& pc, std::uint8_t code, std::span<const std::byte> datagram, std::uint32_t to,
+                        std::uint64_t now);
+  void transmit(per_core& pc, rte_mbuf* m, std::uint32_t next_hop, std::uint64_t now);
+  per_core& here();
+
+  // timers.cc: one fiber per core.
+  void timer_loop(per_core& pc);
+  void poke_timer(per_core& pc);
+  void home(tcp_socket* s);
+
+  std::uint16_t pick_local_port(std::uint32_t remote, std::uint16_t remote_port);
+  listen_socket* find_listener(std::uint16_t port);  // with a reference
+
+  runtime& rt_;
+  drivers::port& port_;
+  stack_config cfg_;
+  route_table routes_;
+  mac_address mac_;
+  bool tx_ip_offload_ = false;
+  bool tx_l4_offload_ = false;
+  tcp::isn_generator isn_;
+  flow_table flows_;
+  spinlock arp_lock_;
+  arp_cache arp_;  // under arp_lock_
+  spinlock listeners_lock_;
+  std::vector<std::pair<std::uint16_t, listen_socket*>> listeners_;  // under listeners_lock_
+  std::atomic<std::uint32_t> next_port_;
+  std::vector<std::unique_ptr<per_core>> cores_;
+  std::unique_ptr<drivers::dpdk::port_attachment> attachment_;
+  std::unique_ptr<net::detail::backend> backend_;
+};
+
+}  // namespace affine::stack

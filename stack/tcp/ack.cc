@@ -1,0 +1,172 @@
+// The ACK field (RFC 9293 3.10.7.4 fifth): send window, RTT (RFC 6298,
+// RFC 7323 4), loss detection and NewReno recovery (RFC 5681, RFC 6582).
+// The congestion controller owns cwnd and ssthresh; this file decides when
+// it is told what.
+
+#include <algorithm>
+
+#include "stack/tcp/connection.hh"
+
+namespace affine::stack::tcp {
+
+connection::step_result connection::check_ack(const tcp_segment& seg, std::uint64_t now_ns) {
+  // "if the ACK bit is off, drop the segment and return".
+  if (!seg.ack) return input_result{std::nullopt, drop_reason::no_ack};
+  if (state_ == tcp_state::syn_received) {
+    if (step_result stop = syn_received_ack(seg, now_ns)) return stop;
+  }
+  const seq32 ack = *seg.ack;
+  // "If the ACK acks something not yet sent (SEG.ACK > SND.NXT), then send
+  // an ACK, drop the segment, and return." RFC 5961 5.2's lower bound
+  // (SND.UNA - MAX.SND.WND) is a later step and goes here.
+  if (ack > snd_max_) return input_result{ack_segment(now_ns), drop_reason::ack_of_unsent};
+  // RFC 5681 2 compares the window with the one before this segment.
+  const bool duplicate = is_duplicate_ack(seg);
+  if (ack > snd_una_) {
+    process_new_ack(seg, now_ns);
+  } else if (duplicate) {
+    process_duplicate_ack(now_ns);
+  }
+  // "If SND.UNA =< SEG.ACK =< SND.NXT, the send window should be updated";
+  // an older ACK ("SEG.ACK < SND.UNA") is ignored.
+  if (ack >= snd_una_) update_send_window(seg);
+  switch (state_) {
+    case tcp_state::fin_wait_1:
+      // "if the FIN segment is now acknowledged, then enter FIN-WAIT-2".
+      if (fin_acked()) {
+        state_ = tcp_state::fin_wait_2;
+        if (user_closed_) timers_.close = now_ns + cfg_.fin_wait_2_timeout_ns;
+      }
+      break;
+    case tcp_state::closing:
+      // "if the ACK acknowledges our FIN, then enter the TIME-WAIT state".
+      if (fin_acked()) enter_time_wait(now_ns);
+      break;
+    case tcp_state::last_ack:
+      // "If our FIN is now acknowledged, delete the TCB, enter the CLOSED
+      // state, and return."
+      if (fin_acked()) {
+        enter_closed({});
+        return input_result{};
+      }
+      break;
+    default:
+      break;
+  }
+  return std::nullopt;
+}
+
+// SND.UNA < SEG.ACK =< SND.NXT: "set SND.UNA <- SEG.ACK", and what follows.
+void connection::process_new_ack(const tcp_segment& seg, std::uint64_t now_ns) {
+  const seq32 ack = *seg.ack;
+  sample_rtt(seg, now_ns);
+  // "Any segments on the retransmission queue that are thereby entirely
+  // acknowledged are removed": the acknowledged bytes leave the send buffer
+  // (the SYN and the FIN occupy sequence space but no buffer).
+  std::uint32_t data_acked = 0;
+  if (ack > snd_data_) {
+    data_acked = std::min<std::uint32_t>(std::uint32_t(ack - snd_data_), std::uint32_t(snd_buf_.size()));
+    snd_buf_.consume(data_acked);
+    snd_data_ += data_acked;
+    if (data_acked > 0) events_.add(event::writable);
+  }
+  const std::uint32_t flight = std::uint32_t(snd_max_ - snd_una_);
+  snd_una_ = ack;
+  if (snd_nxt_ < snd_una_) snd_nxt_ = snd_una_;
+  retransmissions_ = 0;
+  dup_acks_ = 0;
+  bool restart_timer = true;
+  if (in_recovery_) {
+    if (ack >= recover_) {
+      // RFC 6582 3.2 step 6: a full acknowledgment ends recovery.
+      in_recovery_ = false;
+      cc_->on_exit_recovery(std::uint32_t(snd_max_ - snd_una_));
+    } else {
+      // RFC 6582 3.2 step 5: a partial acknowledgment: retransmit the first
+      // unacknowledged segment, deflate cwnd, and reset the timer on the
+      // first partial ACK only (the "Impatient" variant).
+      cc_->on_partial_ack(data_acked);
+      retransmit_head_ = true;
+      ++stats_.fast_retransmits;
+      restart_timer = !partial_ack_seen_;
+      partial_ack_seen_ = true;
+    }
+  } else if (data_acked > 0) {
+    cc_->on_ack(data_acked, flight, now_ns);
+  }
+  // RFC 6298 5.2: all outstanding data acknowledged: stop the timer;
+  // 5.3: otherwise restart it.
+  if (snd_una_ == snd_max_) {
+    timers_.retransmit = no_deadline;
+  } else if (restart_timer) {
+    restart_retransmit_timer(now_ns);
+  }
+}
+
+// RFC 5681 2, DUPLICATE ACKNOWLEDGMENT: (a) data outstanding, (b) no data,
+// (c) SYN and FIN off, (d) SEG.ACK == SND.UNA, (e) the window unchanged.
+// A zero-window probe's byte is not outstanding (SND.NXT does not move).
+bool connection::is_duplicate_ack(const tcp_segment& seg) const {
+  return snd_nxt_ != snd_una_ && seg.payload.empty() && seg.control == tcp_control::none && *seg.ack == snd_una_ &&
+         (std::uint32_t(seg.window) << snd_wscale_) == snd_wnd_;
+}
+
+void connection::process_duplicate_ack(std::uint64_t now_ns) {
+  ++stats_.duplicate_acks;
+  ++dup_acks_;
+  if (in_recovery_) {
+    // RFC 6582 3.2 step 4: inflate; output() sends new data if cwnd allows.
+    cc_->on_dup_ack_in_recovery();
+    return;
+  }
+  // RFC 5681 3.2 step 2: the third duplicate ACK. RFC 6582 3.2 step 2: only
+  // if the cumulative ACK covers more than `recover` (here one past the
+  // highest sequence number sent), so a loss already handled by a timeout
+  // does not trigger a second reduction.
+  if (dup_acks_ != 3 || snd_una_ < recover_) return;
+  in_recovery_ = true;
+  partial_ack_seen_ = false;
+  recover_ = snd_max_;
+  cc_->on_enter_recovery(std::uint32_t(snd_max_ - snd_una_), now_ns);
+  // RFC 5681 3.2 step 3 / RFC 6582 3.2 step 3: retransmit the lost segment.
+  retransmit_head_ = true;
+  ++stats_.fast_retransmits;
+}
+
+// RFC 9293 3.10.7.4 fifth: "If SND.WL1 < SEG.SEQ or (SND.WL1 = SEG.SEQ and
+// SND.WL2 =< SEG.ACK), set SND.WND <- SEG.WND, set SND.WL1 <- SEG.SEQ, and
+// set SND.WL2 <- SEG.ACK" (RFC 7323 2.3: SEG.WND is scaled).
+void connection::update_send_window(const tcp_segment& seg) {
+  if (!(snd_wl1_ < seg.seq || (snd_wl1_ == seg.seq && snd_wl2_ <= *seg.ack))) return;
+  snd_wnd_ = std::uint32_t(seg.window) << snd_wscale_;
+  snd_wl1_ = seg.seq;
+  snd_wl2_ = *seg.ack;
+  max_snd_wnd_ = std::max(max_snd_wnd_, snd_wnd_);
+  if (snd_wnd_ > 0) {
+    // The window opened: output() sends; it arms the timer again if the
+    // window is still too small to use.
+    timers_.persist = no_deadline;
+    persist_backoff_ = 0;
+  }
+}
+
+void connection::sample_rtt(const tcp_segment& seg, std::uint64_t now_ns) {
+  if (ts_ok_) {
+    // RFC 7323 4.1: RTT = now - TSecr on an ACK of new data; TSecr echoes the
+    // segment that caused the ACK, so retransmissions are unambiguous. A zero
+    // TSecr is what a peer sends that has no timestamp to echo (Linux).
+    // An echo from the future is bogus and gives no sample.
+    const auto& ts = seg.options.timestamps;
+    if (!ts || ts->echo == 0) return;
+    const auto ticks = std::int32_t(ts_clock(now_ns) - ts->echo);
+    if (ticks >= 0) rto_.sample(std::uint64_t(ticks) * ts_tick_ns);
+    return;
+  }
+  // RFC 6298 3 (Karn): only the timed segment, never a retransmitted one.
+  if (rtt_seq_ && *seg.ack > *rtt_seq_) {
+    rto_.sample(now_ns - rtt_start_ns_);
+    rtt_seq_.reset();
+  }
+}
+
+}  // namespace affine::stack::tcp

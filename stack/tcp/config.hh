@@ -1,0 +1,56 @@
+#pragma once
+// A connection's settings. Defaults follow Linux where the RFCs leave the
+// value open; tests shrink the durations.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+#include "stack/tcp/rto.hh"
+
+namespace affine::stack::tcp {
+
+// RFC 1122 4.2.3.6: off by default; the idle time MUST default to no less
+// than two hours.
+struct keepalive_config {
+  bool enabled = false;
+  std::uint64_t idle_ns = 7'200'000'000'000;   // silence before the first probe
+  std::uint64_t interval_ns = 75'000'000'000;  // between unanswered probes
+  unsigned count = 9;                          // unanswered probes before ETIMEDOUT
+};
+
+enum class congestion_algorithm : std::uint8_t { new_reno };
+
+struct connection_config {
+  // The MSS we advertise (RFC 9293 3.7.1): what our interface can receive,
+  // and the upper bound of what we send.
+  std::uint16_t mss = 1460;
+  std::size_t send_buffer = 256 * 1024;
+  std::size_t recv_buffer = 256 * 1024;
+  bool window_scaling = true;  // RFC 7323 2
+  bool timestamps = true;      // RFC 7323 3
+  rto_config rto;
+  congestion_algorithm congestion = congestion_algorithm::new_reno;
+  // RFC 1122 4.2.3.2: an ACK is delayed less than 0.5 s; Linux uses 40 ms.
+  std::uint64_t delayed_ack_ns = 40'000'000;
+  // RFC 9293 3.3.2: TIME-WAIT lasts 2*MSL; Linux uses 60 s.
+  std::uint64_t time_wait_ns = 60'000'000'000;
+  // After close() the application cannot read; a peer that never sends its
+  // FIN would hold FIN-WAIT-2 forever (Linux tcp_fin_timeout).
+  std::uint64_t fin_wait_2_timeout_ns = 60'000'000'000;
+  keepalive_config keepalive;
+  // RFC 1122 4.2.3.5 R2 for data (Linux tcp_retries2) and for SYN / SYN-ACK
+  // (Linux tcp_syn_retries, tcp_synack_retries).
+  unsigned max_retransmissions = 15;
+  unsigned max_syn_retransmissions = 6;
+  unsigned max_synack_retransmissions = 5;
+  bool no_delay = false;  // disables Nagle (RFC 1122 4.2.3.4)
+  // SO_LINGER: unset = graceful close in the background; 0 = close() sends
+  // RST; otherwise a connection not finished that long after close() is reset.
+  std::optional<std::uint64_t> linger_ns;
+  // Disjoint out-of-order ranges kept past RCV.NXT (DESIGN.md 4: every
+  // resource has a bound; the bytes are bounded by the receive buffer).
+  std::size_t max_ooo_ranges = 32;
+};
+
+}  // namespace affine::stack::tcp

@@ -1,0 +1,155 @@
+// Construction, state changes and accessors of a connection.
+
+#include <algorithm>
+#include <atomic>
+
+#include "stack/tcp/connection.hh"
+#include "stack/tcp/listener.hh"
+
+namespace affine::stack::tcp {
+
+namespace {
+
+// Connections are made and destroyed on any reactor core, hence atomic.
+std::atomic<std::size_t> g_live{0};
+
+std::unique_ptr<congestion_control> make_congestion_control(congestion_algorithm a) {
+  switch (a) {
+    case congestion_algorithm::new_reno: break;
+  }
+  return std::make_unique<new_reno>();
+}
+
+// RFC 7323 2.3: the smallest shift that lets the window field cover the
+// whole receive buffer, at most 14.
+std::uint8_t window_shift_for(std::size_t buffer) {
+  std::uint8_t shift = 0;
+  while (shift < 14 && (buffer >> shift) > 0xffff) ++shift;
+  return shift;
+}
+
+}  // namespace
+
+connection::connection(const open_params& p, const connection_config& cfg, tcp_state initial)
+    : tuple_(p.tuple),
+      cfg_(cfg),
+      state_(initial),
+      iss_(p.iss),
+      snd_una_(p.iss),
+      snd_nxt_(p.iss),
+      snd_max_(p.iss),
+      snd_data_(p.iss + 1),
+      rcv_wscale_(cfg.window_scaling ? window_shift_for(cfg.recv_buffer) : 0),
+      eff_mss_(std::min<std::uint32_t>(536, cfg.mss)),
+      ts_offset_(p.ts_offset),
+      snd_buf_(cfg.send_buffer),
+      rcv_buf_(cfg.recv_buffer),
+      ooo_(cfg.max_ooo_ranges),
+      scratch_(std::make_unique<std::byte[]>(cfg.mss)),
+      cc_(make_congestion_control(cfg.congestion)),
+      rto_(cfg.rto),
+      recover_(p.iss),
+      rcv_mss_(std::min<std::uint32_t>(536, cfg.mss)) {
+  g_live.fetch_add(1, std::memory_order_relaxed);
+}
+
+connection::connection(const open_params& p, const connection_config& cfg, std::uint64_t now_ns)
+    : connection(p, cfg, tcp_state::syn_sent) {
+  last_rx_ns_ = now_ns;
+}
+
+connection::connection(const open_params& p, const connection_config& cfg, const tcp_segment& syn,
+                       std::uint64_t now_ns)
+    : connection(p, cfg, tcp_state::syn_received) {
+  // RFC 9293 3.10.7.2 LISTEN, SYN: RCV.NXT = SEG.SEQ+1, IRS = SEG.SEQ; the
+  // SYN-ACK <SEQ=ISS><ACK=RCV.NXT> leaves on the next output().
+  passive_ = true;
+  irs_ = syn.seq;
+  rcv_nxt_ = syn.seq + 1;
+  negotiate(syn, now_ns);
+  // RFC 7323 2.2: the window of a SYN is never scaled.
+  snd_wnd_ = max_snd_wnd_ = syn.window;
+  snd_wl1_ = syn.seq;
+  snd_wl2_ = iss_;
+  rcv_adv_ = rcv_nxt_ + syn_window();
+  last_rx_ns_ = now_ns;
+}
+
+connection::~connection() {
+  if (listener_) listener_->release(*this);
+  g_live.fetch_sub(1, std::memory_order_relaxed);
+}
+
+std::size_t connection::live_count() { return g_live.load(std::memory_order_relaxed); }
+
+event_set connection::take_events() { return std::exchange(events_, event_set{}); }
+
+std::size_t connection::writable() const { return writable_state() ? snd_buf_.free() : 0; }
+
+// RFC 9293 3.10.2 SEND: accepted until the application closes its side.
+bool connection::writable_state() const {
+  switch (state_) {
+    case tcp_state::syn_sent:
+    case tcp_state::syn_received:
+    case tcp_state::established:
+    case tcp_state::close_wait:
+      return !fin_queued_;
+    default:
+      return false;
+  }
+}
+
+bool connection::fin_acked() const { return fin_queued_ && snd_una_ == fin_seq() + 1; }
+
+std::uint16_t connection::syn_window() const {
+  // RFC 7323 2.2: unscaled, so at most 65535.
+  return std::uint16_t(std::min<std::size_t>(rcv_buf_.free(), 0xffff));
+}
+
+void connection::enter_established(std::uint64_t now_ns) {
+  // A FIN queued by shutdown_write() during the handshake goes out now.
+  state_ = fin_queued_ ? tcp_state::fin_wait_1 : tcp_state::established;
+  cc_->init(eff_mss_, now_ns);
+  // RFC 6298 5.7: after a retransmitted SYN with no RTT sample, data starts
+  // with an RTO of at least 3 s.
+  if (syn_retransmitted_ && !rto_.has_sample()) {
+    rto_config c = cfg_.rto;
+    c.initial_ns = std::max<std::uint64_t>(c.initial_ns, 3'000'000'000);
+    rto_ = rto_estimator(c);
+  }
+  events_.add(event::connected);
+  events_.add(event::writable);
+  arm_keepalive();
+}
+
+void connection::enter_time_wait(std::uint64_t now_ns) {
+  // RFC 9293 3.10.7.4 eighth: "turn off the other timers", start 2 MSL.
+  state_ = tcp_state::time_wait;
+  timers_ = timers{};
+  timers_.close = now_ns + cfg_.time_wait_ns;
+  retransmit_head_ = persist_probe_due_ = keepalive_probe_due_ = false;
+}
+
+void connection::flush_buffers() {
+  snd_buf_.clear();
+  rcv_buf_.clear();
+  ooo_.clear();
+  ooo_fin_.reset();
+}
+
+void connection::enter_closed(std::error_code err) {
+  // RFC 9293 3.10.7.4 second: a reset flushes the segment queues; a normal
+  // close leaves the received data to be read.
+  if (err) {
+    error_ = err;
+    flush_buffers();
+  }
+  state_ = tcp_state::closed;
+  timers_ = timers{};
+  ack_now_ = retransmit_head_ = persist_probe_due_ = keepalive_probe_due_ = false;
+  events_.add(event::closed);
+  events_.add(event::readable);
+  events_.add(event::writable);
+}
+
+}  // namespace affine::stack::tcp

@@ -1,0 +1,295 @@
+#pragma once
+// One TCP connection, RFC 9293: a pure protocol object. Time is passed in,
+// nothing here does I/O, takes a lock or reads a clock; it runs on the core
+// that owns the flow.
+//
+// The integration drives it with four calls and reads back what changed:
+//   input(segment, now)  SEGMENT ARRIVES (RFC 9293 3.10.7); at most one
+//                        immediate reply (ACK or RST) for a rejected segment
+//   output(now, sink)    everything else that is due: SYN, data, FIN, ACKs,
+//                        window updates, probes, the RST after abort()
+//   on_timer(now)        when now >= next_deadline(); then output()
+//   take_events()        readable / writable / connected / closed / accept_ready
+// The application's calls (send, recv, shutdown_write, close, abort) change
+// only buffers and flags; their segments leave on the next output().
+//
+// Later steps have their places marked: SACK (the assembler's ranges and
+// tcp_options::sack), CUBIC (congestion_control), SYN cookies (the listener)
+// and the RFC 5961 defences (check_rst, check_syn, check_ack).
+
+#include <cstddef>
+#include <cstdint>
+#include <expected>
+#include <memory>
+#include <optional>
+#include <span>
+#include <system_error>
+
+#include "stack/flow.hh"
+#include "stack/tcp/assembler.hh"
+#include "stack/tcp/config.hh"
+#include "stack/tcp/congestion.hh"
+#include "stack/tcp/function_ref.hh"
+#include "stack/tcp/ring_buffer.hh"
+#include "stack/tcp/rto.hh"
+#include "stack/tcp/state.hh"
+#include "stack/wire/seq32.hh"
+#include "stack/wire/tcp_segment.hh"
+
+namespace affine::stack::tcp {
+
+class listener;
+class connection_list;
+
+inline constexpr std::uint64_t no_deadline = UINT64_MAX;
+
+// Who the connection is and where its sequence spaces start.
+struct open_params {
+  flow_tuple tuple;
+  seq32 iss;                    // RFC 6528, from isn_generator
+  std::uint32_t ts_offset = 0;  // RFC 7323 5.4: a per-connection offset for TSval
+};
+
+struct connection_stats {
+  std::uint64_t segments_sent = 0;
+  std::uint64_t retransmission_timeouts = 0;  // RFC 6298 5.4 expiries
+  std::uint64_t retransmitted_segments = 0;   // all resent data, SYN or FIN
+  std::uint64_t fast_retransmits = 0;         // RFC 5681 3.2 / RFC 6582 3.2 (incl. partial ACKs)
+  std::uint64_t duplicate_acks = 0;           // RFC 5681 2 definition
+  std::uint64_t persist_probes = 0;
+  std::uint64_t keepalive_probes = 0;
+  std::uint64_t ooo_ranges_full = 0;          // out-of-order data not kept: assembler bound hit
+};
+
+class connection {
+ public:
+  struct input_result {
+    std::optional<tcp_segment> reply;  // ACK or RST, no payload
+    drop_reason drop = drop_reason::none;
+  };
+
+  // Active open (RFC 9293 3.10.1): SYN-SENT; the SYN leaves on the next output().
+  connection(const open_params& p, const connection_config& cfg, std::uint64_t now_ns);
+  // Passive open from a SYN a listener accepted (RFC 9293 3.10.7.2):
+  // SYN-RECEIVED; the SYN-ACK leaves on the next output().
+  connection(const open_params& p, const connection_config& cfg, const tcp_segment& syn, std::uint64_t now_ns);
+  ~connection();
+  // Listeners hold pointers to their connections: the address is fixed.
+  connection(const connection&) = delete;
+  connection& operator=(const connection&) = delete;
+
+  input_result input(const tcp_segment& seg, std::uint64_t now_ns);
+  void output(std::uint64_t now_ns, segment_sink sink);
+  std::uint64_t next_deadline() const;  // no_deadline when no timer runs
+  void on_timer(std::uint64_t now_ns);
+  event_set take_events();
+
+  // Copies into the send buffer; returns the bytes taken (0 when full).
+  // EPIPE after shutdown_write()/close(); the connection's error once it failed.
+  std::expected<std::size_t, std::error_code> send(std::span<const std::byte> data);
+  // Copies out of the receive buffer; 0 when nothing is there (see eof()).
+  // The connection's error once it failed and nothing is left to read.
+  std::expected<std::size_t, std::error_code> recv(std::span<std::byte> out);
+  std::size_t readable() const { return rcv_buf_.size(); }
+  std::size_t writable() const;
+  void shutdown_write();               // FIN after the queued data (RFC 9293 3.10.4)
+  void close(std::uint64_t now_ns);    // shutdown_write(), and the application reads no more
+  void abort();                        // RFC 9293 3.10.5: RST, CLOSED
+
+  tcp_state state() const { return state_; }
+  std::error_code error() const { return error_; }
+  bool eof() const { return fin_received_ && rcv_buf_.empty(); }  // the peer's FIN is consumed
+  void set_no_delay(bool on) { cfg_.no_delay = on; }
+  void set_keepalive(const keepalive_config& k);
+
+  const flow_tuple& tuple() const { return tuple_; }
+  listener* parent() const { return listener_; }  // the listener that made it, while both live
+  const connection_config& config() const { return cfg_; }
+  const connection_stats& stats() const { return stats_; }
+  const congestion_control& congestion() const { return *cc_; }
+  const rto_estimator& rto() const { return rto_; }
+  std::uint32_t send_mss() const { return eff_mss_; }      // RFC 9293 3.7.1 Eff.snd.MSS
+  std::uint32_t send_window() const { return snd_wnd_; }   // scaled
+  std::uint8_t send_window_scale() const { return snd_wscale_; }
+  std::uint8_t recv_window_scale() const { return rcv_wscale_; }
+  bool timestamps_enabled() const { return ts_ok_; }
+
+  // Connections alive in this process, for leak checks in tests.
+  static std::size_t live_count();
+
+ private:
+  friend class listener;
+  friend class connection_list;
+
+  // A segment after trimming to the receive window (RFC 9293 3.10.7.4 first).
+  struct incoming {
+    seq32 seq;
+    bool syn = false;
+    bool fin = false;
+    std::span<const std::byte> data;
+  };
+  using step_result = std::optional<input_result>;  // a value stops processing
+
+  struct timers {
+    std::uint64_t retransmit = no_deadline;   // RFC 6298; also SYN and SYN-ACK
+    std::uint64_t persist = no_deadline;      // RFC 9293 3.8.6.1, RFC 1122 4.2.3.4 override
+    std::uint64_t delayed_ack = no_deadline;  // RFC 1122 4.2.3.2
+    std::uint64_t keepalive = no_deadline;    // RFC 1122 4.2.3.6
+    std::uint64_t close = no_deadline;        // TIME-WAIT, or FIN-WAIT-2 after close()
+    std::uint64_t linger = no_deadline;       // SO_LINGER after close()
+  };
+
+  connection(const open_params& p, const connection_config& cfg, tcp_state initial);
+
+  // RFC 7323 5.4: the timestamp clock ticks every millisecond.
+  static constexpr std::uint64_t ts_tick_ns = 1'000'000;
+
+  // connection.cc: state changes.
+  void enter_established(std::uint64_t now_ns);
+  void enter_time_wait(std::uint64_t now_ns);
+  void enter_closed(std::error_code err);
+  void flush_buffers();
+  bool writable_state() const;
+  bool syn_acked() const { return snd_una_ != iss_; }
+  bool fin_acked() const;
+  seq32 fin_seq() const { return snd_data_ + std::uint32_t(snd_buf_.size()); }
+  std::uint16_t syn_window() const;
+
+  // input.cc: RFC 9293 3.10.7.4, one function per step.
+  input_result segment_arrives(const tcp_segment& seg, std::uint64_t now_ns);
+  step_result check_duplicate_syn(const tcp_segment& seg, incoming& in);
+  step_result check_sequence(const tcp_segment& seg, incoming& in, std::uint64_t now_ns);
+  step_result check_rst(const tcp_segment& seg);
+  step_result check_syn(const tcp_segment& seg, const incoming& in);
+  std::uint32_t receive_window() const;
+  bool acceptable(const incoming& in) const;
+  void trim_to_window(incoming& in) const;
+
+  // handshake.cc: RFC 9293 3.10.7.3 and the ACK of our SYN.
+  input_result syn_sent_arrives(const tcp_segment& seg, std::uint64_t now_ns);
+  step_result syn_received_ack(const tcp_segment& seg, std::uint64_t now_ns);
+
+  // ack.cc: RFC 9293 3.10.7.4 fifth, RFC 5681, RFC 6582, RFC 6298.
+  step_result check_ack(const tcp_segment& seg, std::uint64_t now_ns);
+  void process_new_ack(const tcp_segment& seg, std::uint64_t now_ns);
+  bool is_duplicate_ack(const tcp_segment& seg) const;
+  void process_duplicate_ack(std::uint64_t now_ns);
+  void update_send_window(const tcp_segment& seg);
+  void sample_rtt(const tcp_segment& seg, std::uint64_t now_ns);
+
+  // receive.cc: RFC 9293 3.10.7.4 seventh and eighth; the offered window.
+  step_result process_data(const tcp_segment& seg, const incoming& in, std::uint64_t now_ns);
+  void process_fin(const incoming& in, std::uint64_t now_ns);
+  void receive_fin(std::uint64_t now_ns);
+  void schedule_ack(std::size_t bytes, std::uint64_t now_ns);
+  seq32 buffer_edge() const;
+  std::uint32_t sws_step() const;
+  std::uint16_t advertise_window();
+  bool window_update_due() const;
+
+  // options.cc: MSS, window scale, timestamps (RFC 9293 3.7.1, RFC 7323).
+  tcp_options syn_options(std::uint64_t now_ns) const;
+  void negotiate(const tcp_segment& syn, std::uint64_t now_ns);
+  std::uint32_t ts_clock(std::uint64_t now_ns) const;
+  step_result check_timestamps(const tcp_segment& seg, std::uint64_t now_ns);
+  void update_ts_recent(const tcp_segment& seg, std::uint64_t now_ns);
+
+  // output.cc
+  void output_syn(std::uint64_t now_ns, segment_sink sink);
+  void output_data(std::uint64_t now_ns, segment_sink sink);
+  bool send_allowed(std::uint32_t len, std::uint32_t queued, bool fin, std::uint32_t flight) const;
+  void send_data_segment(seq32 seq, std::uint32_t len, bool fin, std::uint64_t now_ns, segment_sink sink);
+  void output_probes(std::uint64_t now_ns, segment_sink sink);
+  std::span<const std::byte> send_bytes(seq32 seq, std::uint32_t len);
+  tcp_segment make_segment(tcp_control control, seq32 seq, std::uint64_t now_ns);
+  void note_sent(const tcp_segment& seg);
+  void emit(const tcp_segment& seg, segment_sink sink);
+  tcp_segment ack_segment(std::uint64_t now_ns);
+
+  // timers.cc
+  void on_retransmit_timeout(std::uint64_t now_ns);
+  void on_persist_timeout();
+  void on_keepalive_timeout(std::uint64_t now_ns);
+  bool keepalive_applies() const;
+  void restart_retransmit_timer(std::uint64_t now_ns);
+  void arm_persist(std::uint64_t now_ns);
+  void arm_keepalive();
+
+  // Identity and settings.
+  flow_tuple tuple_;
+  connection_config cfg_;
+  tcp_state state_;
+  bool passive_ = false;  // made by a listener from a SYN
+
+  // Send sequence variables (RFC 9293 3.3.1). snd_max_ is the highest
+  // sequence number sent: snd_nxt_ goes back to snd_una_ on a timeout.
+  seq32 iss_, snd_una_, snd_nxt_, snd_max_, snd_wl1_, snd_wl2_;
+  seq32 snd_data_;  // sequence number of the send buffer's first byte
+  std::uint32_t snd_wnd_ = 0;
+  std::uint32_t max_snd_wnd_ = 0;  // RFC 1122 4.2.3.4: the largest window the peer offered
+  std::uint8_t snd_wscale_ = 0;
+  bool fin_queued_ = false;        // shutdown_write(): FIN after the send buffer
+
+  // Receive sequence variables. rcv_adv_ is the right edge we advertised;
+  // it never moves left (RFC 9293 3.8.6.2.2).
+  seq32 irs_, rcv_nxt_, rcv_adv_;
+  std::uint8_t rcv_wscale_ = 0;
+  bool fin_received_ = false;
+  std::optional<seq32> ooo_fin_;   // a FIN seen past a hole
+
+  // Options (RFC 9293 3.7.1, RFC 7323).
+  bool ws_ok_ = false;
+  bool ts_ok_ = false;
+  std::uint32_t eff_mss_ = 536;
+  std::uint32_t ts_offset_ = 0;
+  std::uint32_t ts_recent_ = 0;
+  std::uint64_t ts_recent_ns_ = 0;
+  seq32 last_ack_sent_;            // RFC 7323 4.3 Last.ACK.sent
+
+  ring_buffer snd_buf_;
+  ring_buffer rcv_buf_;
+  assembler ooo_;
+  std::unique_ptr<std::byte[]> scratch_;  // a segment that wraps in the send ring is copied here
+
+  // Loss detection and recovery (RFC 5681, RFC 6582) and RTT (RFC 6298).
+  std::unique_ptr<congestion_control> cc_;
+  rto_estimator rto_;
+  unsigned dup_acks_ = 0;
+  bool in_recovery_ = false;
+  bool retransmit_head_ = false;   // fast retransmit: resend at SND.UNA on the next output
+  bool partial_ack_seen_ = false;  // RFC 6582 3.2 step 5: the timer is reset on the first only
+  seq32 recover_;
+  unsigned retransmissions_ = 0;   // consecutive timeouts without progress
+  bool syn_retransmitted_ = false;
+  std::optional<seq32> rtt_seq_;   // Karn: the one timed segment, when timestamps are off
+  std::uint64_t rtt_start_ns_ = 0;
+  std::uint64_t last_send_ns_ = 0;
+
+  // Acknowledgement and probe state.
+  bool ack_now_ = false;
+  std::size_t unacked_bytes_ = 0;  // received since our last ACK
+  std::uint32_t rcv_mss_ = 536;    // largest segment seen, for "full-sized" (RFC 1122 4.2.3.2)
+  bool persist_probe_due_ = false;
+  unsigned persist_backoff_ = 0;
+  unsigned persist_unanswered_ = 0;  // probes with no segment received since
+  bool keepalive_probe_due_ = false;
+  unsigned keepalive_probes_ = 0;
+  std::uint64_t last_rx_ns_ = 0;
+
+  timers timers_;
+  std::error_code error_;
+  event_set events_;
+  bool user_closed_ = false;  // close(): the application reads no more
+  bool rst_pending_ = false;  // abort(): RST on the next output
+
+  // Listener membership: intrusive links of the list the listener keeps
+  // this connection on (see listener.hh for the ownership rule).
+  listener* listener_ = nullptr;
+  connection* link_prev_ = nullptr;
+  connection* link_next_ = nullptr;
+  connection_list* link_list_ = nullptr;
+
+  connection_stats stats_;
+};
+
+}  // namespace affine::stack::tcp

@@ -1,0 +1,165 @@
+// SEGMENT ARRIVES (RFC 9293 3.10.7): one dispatch, one function per step.
+
+#include <algorithm>
+
+#include "stack/tcp/connection.hh"
+#include "stack/tcp/reset.hh"
+
+namespace affine::stack::tcp {
+
+connection::input_result connection::input(const tcp_segment& seg, std::uint64_t now_ns) {
+  switch (state_) {
+    case tcp_state::closed:
+    case tcp_state::listen:
+      // RFC 9293 3.10.7.1: as if no connection existed.
+      return {reset_for(seg), drop_reason::closed};
+    case tcp_state::syn_sent:
+      return syn_sent_arrives(seg, now_ns);
+    default:
+      return segment_arrives(seg, now_ns);
+  }
+}
+
+// RFC 9293 3.10.7.4, "Otherwise" (SYN-RECEIVED and the synchronized states).
+connection::input_result connection::segment_arrives(const tcp_segment& seg, std::uint64_t now_ns) {
+  incoming in{seg.seq, seg.control == tcp_control::syn, seg.control == tcp_control::fin, seg.payload};
+  step_result stop;
+  // RFC 7323 3.2 and 5.3 R1: timestamps, and PAWS before the window test.
+  if ((stop = check_timestamps(seg, now_ns))) return *stop;
+  if ((stop = check_duplicate_syn(seg, in))) return *stop;
+  // First: the sequence number.
+  if ((stop = check_sequence(seg, in, now_ns))) return *stop;
+  update_ts_recent(seg, now_ns);
+  last_rx_ns_ = now_ns;
+  keepalive_probes_ = 0;
+  persist_unanswered_ = 0;
+  arm_keepalive();
+  // Second: RST. (Third, security, has nothing to check.)
+  if ((stop = check_rst(seg))) return *stop;
+  // Fourth: SYN.
+  if ((stop = check_syn(seg, in))) return *stop;
+  // Fifth: ACK.
+  if ((stop = check_ack(seg, now_ns))) return *stop;
+  // Sixth: URG is ignored (RFC 6093: the urgent pointer carries no meaning here).
+  // Seventh: the segment text.
+  if ((stop = process_data(seg, in, now_ns))) return *stop;
+  // Eighth: FIN.
+  process_fin(in, now_ns);
+  return {};
+}
+
+// SYN-RECEIVED only: a segment carrying the SYN we already have.
+connection::step_result connection::check_duplicate_syn(const tcp_segment& seg, incoming& in) {
+  if (state_ != tcp_state::syn_received || seg.control != tcp_control::syn || seg.seq != irs_) return std::nullopt;
+  if (seg.ack) {
+    // RFC 9293 3.5 Figure 7 line 6: in a simultaneous open the peer's
+    // SYN,ACK repeats its SYN; its ACK may complete our handshake, so the
+    // SYN is stepped over instead of failing the window test.
+    in.seq = seg.seq + 1;
+    in.syn = false;
+    return std::nullopt;
+  }
+  // The peer sent its SYN again: our SYN,ACK was lost. Send it again now
+  // (Linux tcp_check_req) rather than waiting for our timer.
+  snd_nxt_ = iss_;
+  rtt_seq_.reset();
+  return input_result{};
+}
+
+std::uint32_t connection::receive_window() const {
+  return rcv_adv_ > rcv_nxt_ ? std::uint32_t(rcv_adv_ - rcv_nxt_) : 0;
+}
+
+// RFC 9293 3.10.7.4 first, the four cases of the acceptability test.
+bool connection::acceptable(const incoming& in) const {
+  const std::uint32_t len = std::uint32_t(in.data.size()) + (in.syn ? 1 : 0) + (in.fin ? 1 : 0);
+  const std::uint32_t wnd = receive_window();
+  const seq32 right = rcv_nxt_ + wnd;
+  if (len == 0) return wnd == 0 ? in.seq == rcv_nxt_ : seq_in_window(in.seq, rcv_nxt_, right);
+  if (wnd == 0) return false;
+  return seq_in_window(in.seq, rcv_nxt_, right) || seq_in_window(in.seq + (len - 1), rcv_nxt_, right);
+}
+
+// RFC 9293 3.10.7.4 first: keep only what lies in the window. Bytes before
+// RCV.NXT were received already; bytes past the right edge are cut. A FIN
+// needs no window of its own, but is cut with the data before it.
+void connection::trim_to_window(incoming& in) const {
+  if (in.seq < rcv_nxt_) {
+    std::uint32_t skip = std::uint32_t(rcv_nxt_ - in.seq);
+    if (in.syn) {
+      in.syn = false;
+      in.seq += 1;
+      --skip;
+    }
+    const std::size_t d = std::min<std::size_t>(skip, in.data.size());
+    in.data = in.data.subspan(d);
+    in.seq += std::uint32_t(d);
+  }
+  const std::uint32_t room = receive_window() - std::min(receive_window(), std::uint32_t(in.seq - rcv_nxt_));
+  if (in.data.size() > room) {
+    in.data = in.data.first(room);
+    in.fin = false;
+  }
+}
+
+connection::step_result connection::check_sequence(const tcp_segment& seg, incoming& in, std::uint64_t now_ns) {
+  if (acceptable(in)) {
+    trim_to_window(in);
+    return std::nullopt;
+  }
+  if (receive_window() == 0 && in.seq == rcv_nxt_) {
+    // RFC 9293 3.10.7.4 first: with a zero window "special allowance should
+    // be made to accept valid ACKs, URGs, and RSTs": the data is dropped (a
+    // zero-window probe) and answered with an ACK; a FIN needs no window.
+    in.data = {};
+    ack_now_ = true;
+    return std::nullopt;
+  }
+  // "If an incoming segment is not acceptable, an acknowledgment should be
+  // sent in reply (unless the RST bit is set, if so drop the segment)".
+  if (seg.control == tcp_control::rst) return input_result{std::nullopt, drop_reason::rst_unacceptable};
+  // TIME-WAIT: a retransmitted FIN is old here; RFC 9293 3.10.7.4 eighth:
+  // acknowledge it and restart the 2 MSL timeout.
+  if (state_ == tcp_state::time_wait && seg.control == tcp_control::fin) timers_.close = now_ns + cfg_.time_wait_ns;
+  return input_result{ack_segment(now_ns), drop_reason::out_of_window};
+}
+
+// RFC 9293 3.10.7.4 second. Any RST in the window resets the connection
+// (the RFC 793 rule); RFC 5961 3.2's challenge ACK for a RST that is in the
+// window but not at RCV.NXT is a later step and goes here.
+connection::step_result connection::check_rst(const tcp_segment& seg) {
+  if (seg.control != tcp_control::rst) return std::nullopt;
+  switch (state_) {
+    case tcp_state::syn_received:
+      // Passive: "return this connection to LISTEN": the listener still
+      // listens, this connection just ends. Active: "connection refused".
+      enter_closed(passive_ ? std::error_code{} : std::make_error_code(std::errc::connection_refused));
+      break;
+    case tcp_state::established:
+    case tcp_state::fin_wait_1:
+    case tcp_state::fin_wait_2:
+    case tcp_state::close_wait:
+      enter_closed(std::make_error_code(std::errc::connection_reset));
+      break;
+    default:  // CLOSING, LAST-ACK, TIME-WAIT: the application has closed.
+      enter_closed({});
+      break;
+  }
+  return input_result{};
+}
+
+// RFC 9293 3.10.7.4 fourth. A SYN in the window of a synchronized
+// connection is an error and resets it (the RFC 793 rule, which RFC 9293
+// keeps for stacks without RFC 5961 4.2's challenge ACK, a later step).
+connection::step_result connection::check_syn(const tcp_segment& seg, const incoming& in) {
+  if (!in.syn) return std::nullopt;
+  if (state_ == tcp_state::syn_received && passive_) {
+    // "return this connection to the LISTEN state": the listener remains.
+    enter_closed({});
+    return input_result{std::nullopt, drop_reason::syn_in_window};
+  }
+  enter_closed(std::make_error_code(std::errc::connection_reset));
+  return input_result{reset_for(seg), drop_reason::syn_in_window};
+}
+
+}  // namespace affine::stack::tcp

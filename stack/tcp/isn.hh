@@ -1,0 +1,34 @@
+#pragma once
+// Initial sequence numbers, RFC 6528 3:
+//   ISN = M + F(localip, localport, remoteip, remoteport, secretkey)
+// with M a clock ticking every 4 microseconds and F SipHash-2-4 keyed with
+// a secret chosen at start-up.
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "stack/flow.hh"
+#include "stack/wire/seq32.hh"
+
+namespace affine::stack::tcp {
+
+using siphash_key = std::array<std::uint8_t, 16>;
+
+// SipHash-2-4 (Aumasson and Bernstein, "SipHash: a fast short-input PRF").
+std::uint64_t siphash_2_4(const siphash_key& key, std::span<const std::byte> message);
+
+class isn_generator {
+ public:
+  explicit isn_generator(siphash_key secret) : secret_(secret) {}
+  // A generator keyed from std::random_device.
+  static isn_generator from_random_device();
+
+  seq32 next(const flow_tuple& t, std::uint64_t now_ns) const;
+
+ private:
+  siphash_key secret_;
+};
+
+}  // namespace affine::stack::tcp

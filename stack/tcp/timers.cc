@@ -1,0 +1,138 @@
+// Timers (the integration arms one per connection at next_deadline()):
+// retransmission (RFC 6298, RFC 1122 4.2.3.5), persist (RFC 9293 3.8.6.1),
+// delayed ACK (RFC 1122 4.2.3.2), keepalive (RFC 1122 4.2.3.6), TIME-WAIT
+// (RFC 9293 3.3.2), the FIN-WAIT-2 timeout and linger.
+
+#include <algorithm>
+
+#include "stack/tcp/connection.hh"
+
+namespace affine::stack::tcp {
+
+std::uint64_t connection::next_deadline() const {
+  return std::min({timers_.retransmit, timers_.persist, timers_.delayed_ack, timers_.keepalive, timers_.close,
+                   timers_.linger});
+}
+
+void connection::on_timer(std::uint64_t now_ns) {
+  if (timers_.linger <= now_ns) {
+    // SO_LINGER: not finished in time after close(): reset.
+    abort();
+    return;
+  }
+  if (timers_.close <= now_ns) {
+    // TIME-WAIT's 2 MSL, or FIN-WAIT-2 after close(): the connection ends.
+    enter_closed({});
+    return;
+  }
+  if (timers_.retransmit <= now_ns) {
+    timers_.retransmit = no_deadline;
+    on_retransmit_timeout(now_ns);
+    if (state_ == tcp_state::closed) return;
+  }
+  if (timers_.persist <= now_ns) {
+    timers_.persist = no_deadline;
+    on_persist_timeout();
+    if (state_ == tcp_state::closed) return;
+  }
+  if (timers_.keepalive <= now_ns) {
+    timers_.keepalive = no_deadline;
+    on_keepalive_timeout(now_ns);
+    if (state_ == tcp_state::closed) return;
+  }
+  if (timers_.delayed_ack <= now_ns) {
+    timers_.delayed_ack = no_deadline;
+    ack_now_ = true;
+  }
+}
+
+void connection::on_retransmit_timeout(std::uint64_t now_ns) {
+  ++stats_.retransmission_timeouts;
+  const unsigned limit = state_ == tcp_state::syn_sent       ? cfg_.max_syn_retransmissions
+                         : state_ == tcp_state::syn_received ? cfg_.max_synack_retransmissions
+                                                             : cfg_.max_retransmissions;
+  if (retransmissions_ >= limit) {
+    // RFC 1122 4.2.3.5: R2 reached, give up. A passive handshake that never
+    // completed ends quietly: no application knows of it.
+    const bool quiet = passive_ && state_ == tcp_state::syn_received;
+    enter_closed(quiet ? std::error_code{} : std::make_error_code(std::errc::timed_out));
+    return;
+  }
+  ++retransmissions_;
+  // RFC 6298 5.5: back off; 3 (Karn): the timed segment gives no sample now.
+  rto_.backoff();
+  rtt_seq_.reset();
+  if (!syn_acked()) {
+    // The SYN (or SYN,ACK) goes out again.
+    snd_nxt_ = iss_;
+    syn_retransmitted_ = true;
+  } else {
+    // RFC 5681 3.1: ssthresh from the flight, cwnd = 1 MSS; RFC 6582 4:
+    // recover = the highest sequence number sent, and recovery ends;
+    // RFC 6298 5.4: retransmit from SND.UNA (output() resends in order).
+    cc_->on_timeout(std::uint32_t(snd_max_ - snd_una_));
+    in_recovery_ = false;
+    retransmit_head_ = false;
+    dup_acks_ = 0;
+    recover_ = snd_max_;
+    snd_nxt_ = snd_una_;
+  }
+  // RFC 6298 5.6: start the timer with the new RTO.
+  restart_retransmit_timer(now_ns);
+}
+
+void connection::on_persist_timeout() {
+  // RFC 1122 4.2.2.17: never give up while the peer answers the probes;
+  // give up when it stops answering.
+  if (++persist_unanswered_ > cfg_.max_retransmissions) {
+    enter_closed(std::make_error_code(std::errc::timed_out));
+    return;
+  }
+  persist_probe_due_ = true;
+}
+
+void connection::on_keepalive_timeout(std::uint64_t now_ns) {
+  if (!keepalive_applies()) return;
+  if (snd_max_ != snd_una_ || !snd_buf_.empty()) {
+    // Data is outstanding: the retransmission timer watches the peer.
+    timers_.keepalive = now_ns + cfg_.keepalive.idle_ns;
+    return;
+  }
+  if (keepalive_probes_ >= cfg_.keepalive.count) {
+    // RFC 1122 4.2.3.6: the peer is gone. Reset, as Linux does.
+    rst_pending_ = true;
+    enter_closed(std::make_error_code(std::errc::timed_out));
+    return;
+  }
+  ++keepalive_probes_;
+  keepalive_probe_due_ = true;
+  timers_.keepalive = now_ns + cfg_.keepalive.interval_ns;
+}
+
+bool connection::keepalive_applies() const {
+  return cfg_.keepalive.enabled && (state_ == tcp_state::established || state_ == tcp_state::close_wait);
+}
+
+void connection::restart_retransmit_timer(std::uint64_t now_ns) { timers_.retransmit = now_ns + rto_.rto_ns(); }
+
+// RFC 9293 3.8.6.1: the first probe after one RTO, then exponentially
+// further apart, bounded by the RTO's maximum.
+void connection::arm_persist(std::uint64_t now_ns) {
+  const std::uint64_t max = cfg_.rto.max_ns;
+  std::uint64_t interval = rto_.rto_ns();
+  for (unsigned i = 0; i < persist_backoff_ && interval < max; ++i) interval *= 2;
+  timers_.persist = now_ns + std::min(interval, max);
+}
+
+// RFC 1122 4.2.3.6: the first probe after `idle` without a segment received.
+void connection::arm_keepalive() {
+  timers_.keepalive = keepalive_applies() ? last_rx_ns_ + cfg_.keepalive.idle_ns : no_deadline;
+}
+
+void connection::set_keepalive(const keepalive_config& k) {
+  cfg_.keepalive = k;
+  keepalive_probes_ = 0;
+  arm_keepalive();
+}
+
+}  // namespace affine::stack::tcp

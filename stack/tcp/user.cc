@@ -1,0 +1,84 @@
+// The application's calls (RFC 9293 3.10: SEND, RECEIVE, CLOSE, ABORT).
+// They change buffers and flags only; segments leave on the next output().
+
+#include "stack/tcp/connection.hh"
+
+namespace affine::stack::tcp {
+
+std::expected<std::size_t, std::error_code> connection::send(std::span<const std::byte> data) {
+  // RFC 9293 3.10.2: in SYN-SENT and SYN-RECEIVED the data is queued for
+  // after the handshake.
+  if (writable_state()) return snd_buf_.write(data);
+  if (error_) return std::unexpected(error_);
+  // "error: connection closing".
+  return std::unexpected(std::make_error_code(std::errc::broken_pipe));
+}
+
+std::expected<std::size_t, std::error_code> connection::recv(std::span<std::byte> out) {
+  if (rcv_buf_.empty() && error_) return std::unexpected(error_);
+  return rcv_buf_.read(out);
+}
+
+void connection::shutdown_write() {
+  if (fin_queued_) return;
+  switch (state_) {
+    case tcp_state::syn_sent:
+    case tcp_state::syn_received:
+      // RFC 9293 3.10.4: "queue for processing after entering ESTABLISHED".
+      fin_queued_ = true;
+      break;
+    case tcp_state::established:
+      // "Queue this until all preceding SENDs have been segmentized, then
+      // form a FIN segment and send it. In any case, enter FIN-WAIT-1".
+      fin_queued_ = true;
+      state_ = tcp_state::fin_wait_1;
+      break;
+    case tcp_state::close_wait:
+      // "Queue this request until all preceding SENDs have been
+      // segmentized; then send a FIN segment, enter LAST-ACK state."
+      fin_queued_ = true;
+      state_ = tcp_state::last_ack;
+      break;
+    default:
+      break;
+  }
+}
+
+void connection::close(std::uint64_t now_ns) {
+  if (state_ == tcp_state::closed) return;
+  user_closed_ = true;
+  // RFC 1122 4.2.2.13: closing with received data unread loses it: RST.
+  // SO_LINGER with a zero timeout asks for the same.
+  if (!rcv_buf_.empty() || cfg_.linger_ns == std::uint64_t{0}) {
+    abort();
+    return;
+  }
+  if (state_ == tcp_state::syn_sent) {
+    // RFC 9293 3.10.4 SYN-SENT: "Delete the TCB".
+    enter_closed({});
+    return;
+  }
+  shutdown_write();
+  if (state_ == tcp_state::fin_wait_2) timers_.close = now_ns + cfg_.fin_wait_2_timeout_ns;
+  if (cfg_.linger_ns && state_ != tcp_state::time_wait) timers_.linger = now_ns + *cfg_.linger_ns;
+}
+
+void connection::abort() {
+  // RFC 9293 3.10.5 ABORT: RST where the peer has a connection to reset;
+  // queues flushed; CLOSED.
+  switch (state_) {
+    case tcp_state::syn_received:
+    case tcp_state::established:
+    case tcp_state::fin_wait_1:
+    case tcp_state::fin_wait_2:
+    case tcp_state::close_wait:
+      rst_pending_ = true;
+      break;
+    default:
+      break;
+  }
+  flush_buffers();
+  if (state_ != tcp_state::closed) enter_closed({});
+}
+
+}  // namespace affine::stack::tcp

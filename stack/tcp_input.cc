@@ -1,0 +1,111 @@
+// Segments to connections (the flow table) or to listeners (RFC 9293
+// 3.10.7.2), on the RX path. The connection runs under its socket's lock;
+// what it sends goes out on this core.
+
+#include <mutex>
+
+#include "affine/log.hh"
+#include "stack/per_core.hh"
+#include "stack/stack.hh"
+#include "stack/tcp/reset.hh"
+#include "stack/wire/tcp.hh"
+
+namespace affine::stack {
+
+listen_socket* stack::find_listener(std::uint16_t port) {
+  std::lock_guard g(listeners_lock_);
+  for (auto& [p, l] : listeners_)
+    if (p == port) {
+      l->ref();
+      return l;
+    }
+  return nullptr;
+}
+
+void stack::tcp_in(per_core& pc, const ipv4_header& ip, std::span<const std::byte> bytes, bool l4_checked,
+                   std::uint64_t now) {
+  auto v = tcp_view::parse(bytes, ip.src, ip.dst, l4_checked ? checksum_mode::offload : checksum_mode::software);
+  if (!v) {
+    pc.counters.count(layer::tcp, v.error());
+    return;
+  }
+  bump(pc.counters.tcp_segments_in);
+  const tcp_segment seg = v->segment();
+  const flow_tuple t{ip.dst, ip.src, seg.dst_port, seg.src_port};
+  if (socket_ref s = flows_.find(t)) {
+    s->lock.lock();
+    const auto r = s->conn.input(seg, now);
+    if (r.drop != tcp::drop_reason::none) pc.counters.count(r.drop);
+    if (r.reply) send_tcp(pc, t, *r.reply, now);
+    const settled what = settle(*s, now);
+    s->lock.unlock();
+    finish(*s, what);
+    return;
+  }
+  if (ip.dst == routes_.address())
+    if (listen_socket* l = find_listener(seg.dst_port)) {
+      listen_in(pc, *l, t, seg, now);
+      l->unref();
+      return;
+    }
+  // RFC 9293 3.10.7.1: CLOSED. An incoming segment other than RST gets a RST.
+  pc.counters.count(drop::tcp_no_socket);
+  if (routes_.is_broadcast(ip.dst)) return;
+  if (auto rst = tcp::reset_for(seg)) send_tcp(pc, t, *rst, now);
+}
+
+// RFC 9293 3.10.7.2: LISTEN.
+void stack::listen_in(per_core& pc, listen_socket& l, const flow_tuple& t, const tcp_segment& seg,
+                      std::uint64_t now) {
+  if (seg.control == tcp_control::rst) {  // first: an incoming RST is ignored
+    pc.counters.count(tcp::drop_reason::listen_rst);
+    return;
+  }
+  if (seg.ack) {  // second: any acknowledgment is bad; <SEQ=SEG.ACK><CTL=RST>
+    pc.counters.count(tcp::drop_reason::listen_ack);
+    if (auto rst = tcp::reset_for(seg)) send_tcp(pc, t, *rst, now);
+    return;
+  }
+  if (seg.control != tcp_control::syn) {  // fourth: other text or control, drop
+    pc.counters.count(tcp::drop_reason::listen_no_syn);
+    return;
+  }
+  // third: SYN. Bounded: connections in SYN-RECEIVED, and the accept queue.
+  {
+    std::lock_guard g(l.lock);
+    if (l.closed) return;
+    if (l.ready.size() >= l.backlog()) {
+      pc.counters.count(tcp::drop_reason::accept_queue_full);
+      return;
+    }
+    if (l.half_open >= l.backlog()) {
+      pc.counters.count(tcp::drop_reason::syn_queue_full);
+      return;
+    }
+    ++l.half_open;
+  }
+  const tcp::open_params p{.tuple = t, .iss = isn_.next(t, now), .ts_offset = std::uint32_t(isn_.next(t, 0).raw())};
+  auto* s = new tcp_socket(*this, pc.index, p, connection_config(l.accepted_options()), seg, now);
+  l.ref();
+  s->parent = &l;
+  if (!flows_.insert(t, s)) {
+    pc.counters.count(drop::tcp_connection_limit);
+    {
+      std::lock_guard g(l.lock);
+      --l.half_open;
+    }
+    l.unref();
+    s->parent = nullptr;
+    s->unref();
+    return;
+  }
+  s->in_table = true;
+  home(s);
+  s->lock.lock();
+  const settled what = settle(*s, now);  // the SYN-ACK
+  s->lock.unlock();
+  finish(*s, what);
+  s->unref();  // the table and the timer list hold it now
+}
+
+}  // namespace affine::stack

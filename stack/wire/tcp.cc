@@ -1,0 +1,140 @@
+#include "stack/wire/tcp.hh"
+
+#include <cstring>
+
+#include "stack/wire/endian.hh"
+#include "stack/wire/ipv4.hh"
+
+namespace affine::stack {
+namespace {
+
+constexpr be16_field source_port{0};
+constexpr be16_field destination_port{2};
+constexpr be32_field sequence_number{4};
+constexpr be32_field acknowledgment_number{8};
+constexpr u8_field data_offset{12};  // high nibble, in 32-bit words
+constexpr u8_field flag_bits{13};
+constexpr be16_field window_field{14};
+constexpr be16_field checksum_field{16};
+constexpr be16_field urgent{18};
+
+constexpr std::uint8_t tcp_number = std::uint8_t(ip_protocol::tcp);
+
+// The largest segment an IPv4 datagram carries: 65535 less a bare header.
+constexpr std::size_t max_segment_length = 0xffff - ipv4_view::min_header_length;
+
+// The header length seg needs, or why it cannot be sent.
+std::expected<std::size_t, emit_error> header_length_for(const tcp_segment& seg) noexcept {
+  const std::size_t options_length = tcp_options_length(seg.options);
+  if (options_length > tcp_max_options_length) return std::unexpected(emit_error::options_too_long);
+  const std::size_t n = tcp_view::min_header_length + options_length;
+  if (n + seg.payload.size() > max_segment_length) return std::unexpected(emit_error::too_long);
+  return n;
+}
+
+// Precondition: out holds n = header_length_for(seg) bytes.
+void write_header(const tcp_segment& seg, std::size_t n, std::uint32_t src_ip, std::uint32_t dst_ip,
+                  std::span<std::byte> out, checksum_mode mode) noexcept {
+  source_port.set(out, seg.src_port);
+  destination_port.set(out, seg.dst_port);
+  sequence_number.set(out, seg.seq.raw());
+  acknowledgment_number.set(out, seg.ack ? seg.ack->raw() : 0);
+  data_offset.set(out, std::uint8_t(n / 4 << 4));
+  std::uint8_t f = 0;
+  switch (seg.control) {
+    case tcp_control::none: break;
+    case tcp_control::syn: f |= tcp_flag::syn; break;
+    case tcp_control::fin: f |= tcp_flag::fin; break;
+    case tcp_control::rst: f |= tcp_flag::rst; break;
+  }
+  if (seg.psh) f |= tcp_flag::psh;
+  if (seg.ack) f |= tcp_flag::ack;
+  if (seg.urg) f |= tcp_flag::urg;
+  flag_bits.set(out, f);
+  window_field.set(out, seg.window);
+  checksum_field.set(out, 0);
+  urgent.set(out, seg.urgent_pointer);
+  (void)emit_tcp_options(seg.options, out.subspan(tcp_view::min_header_length, n - tcp_view::min_header_length));
+  checksum_field.set(out, ipv4_transport_checksum(src_ip, dst_ip, tcp_number, out.first(n), seg.payload, mode));
+}
+
+}  // namespace
+
+std::expected<tcp_view, parse_error> tcp_view::parse(std::span<const std::byte> bytes, std::uint32_t src_ip,
+                                                     std::uint32_t dst_ip, checksum_mode mode) noexcept {
+  if (bytes.size() < min_header_length) return std::unexpected(parse_error::truncated);
+  const std::size_t header_length = std::size_t(data_offset.get(bytes) >> 4) * 4;
+  if (header_length < min_header_length || header_length > bytes.size())
+    return std::unexpected(parse_error::bad_header_length);
+  if (mode == checksum_mode::software && !ipv4_transport_verifies(src_ip, dst_ip, tcp_number, bytes))
+    return std::unexpected(parse_error::bad_checksum);
+  // At most one of SYN, FIN and RST: no RFC 9293 state acts on SYN+FIN or
+  // RST with either, and such segments are scans or attacks. tcp_control
+  // cannot express them, so they stop here.
+  const std::uint8_t f = flag_bits.get(bytes);
+  const int controls = ((f & tcp_flag::syn) != 0) + ((f & tcp_flag::fin) != 0) + ((f & tcp_flag::rst) != 0);
+  if (controls > 1) return std::unexpected(parse_error::bad_flags);
+  const auto options = parse_tcp_options(bytes.subspan(min_header_length, header_length - min_header_length));
+  if (!options) return std::unexpected(options.error());
+  return tcp_view(bytes, *options);
+}
+
+std::uint16_t tcp_view::src_port() const noexcept { return source_port.get(bytes_); }
+std::uint16_t tcp_view::dst_port() const noexcept { return destination_port.get(bytes_); }
+seq32 tcp_view::seq() const noexcept { return seq32(sequence_number.get(bytes_)); }
+seq32 tcp_view::ack_number() const noexcept { return seq32(acknowledgment_number.get(bytes_)); }
+std::size_t tcp_view::header_length() const noexcept { return std::size_t(data_offset.get(bytes_) >> 4) * 4; }
+std::uint8_t tcp_view::flags() const noexcept { return flag_bits.get(bytes_); }
+std::uint16_t tcp_view::window() const noexcept { return window_field.get(bytes_); }
+std::uint16_t tcp_view::checksum() const noexcept { return checksum_field.get(bytes_); }
+std::uint16_t tcp_view::urgent_pointer() const noexcept { return urgent.get(bytes_); }
+
+tcp_control tcp_view::control() const noexcept {
+  if (syn()) return tcp_control::syn;
+  if (fin()) return tcp_control::fin;
+  if (rst()) return tcp_control::rst;
+  return tcp_control::none;
+}
+
+tcp_segment tcp_view::segment() const noexcept {
+  tcp_segment s;
+  s.src_port = src_port();
+  s.dst_port = dst_port();
+  s.control = control();
+  s.psh = psh();
+  s.seq = seq();
+  if (ack()) s.ack = ack_number();
+  s.window = window();
+  s.urg = urg();
+  s.urgent_pointer = urgent_pointer();
+  s.options = options_;
+  s.payload = payload();
+  return s;
+}
+
+std::expected<std::size_t, emit_error> emit_tcp_header(const tcp_segment& seg, std::uint32_t src_ip,
+                                                       std::uint32_t dst_ip, std::span<std::byte> out,
+                                                       checksum_mode mode) noexcept {
+  const auto n = header_length_for(seg);
+  if (!n) return n;
+  if (out.size() < *n) return std::unexpected(emit_error::buffer_too_small);
+  write_header(seg, *n, src_ip, dst_ip, out, mode);
+  return n;
+}
+
+std::expected<std::size_t, emit_error> emit_tcp(const tcp_segment& seg, std::uint32_t src_ip, std::uint32_t dst_ip,
+                                                std::span<std::byte> out, checksum_mode mode) noexcept {
+  const auto n = header_length_for(seg);
+  if (!n) return n;
+  const std::size_t total = *n + seg.payload.size();
+  if (out.size() < total) return std::unexpected(emit_error::buffer_too_small);
+  // The payload first, with memmove: a retransmission or reply built in
+  // place may have it overlapping where it goes.
+  tcp_segment placed = seg;
+  placed.payload = out.subspan(*n, seg.payload.size());
+  if (!seg.payload.empty()) std::memmove(out.data() + *n, seg.payload.data(), seg.payload.size());
+  write_header(placed, *n, src_ip, dst_ip, out, mode);
+  return total;
+}
+
+}  // namespace affine::stack

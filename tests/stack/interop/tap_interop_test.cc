@@ -1,0 +1,350 @@
+// The stack against the Linux kernel over net_tap, inside the network
+// namespace netns_main.cc creates (DESIGN.md section 8): the kernel holds
+// 10.77.0.1/24 on the tap, affine 10.77.0.2. Kernel peers are plain POSIX
+// sockets and tools (ping, nc) run from a thread of this process, which is
+// in the namespace; affine runs on two reactors (where there are two cores).
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <functional>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "affine/net.hh"
+#include "affine/runtime.hh"
+#include "base/xoshiro.hh"
+#include "drivers/dpdk/eal.hh"
+#include "drivers/dpdk/port.hh"
+#include "stack/stack.hh"
+#include "stack/tcp/connection.hh"
+#include "stack/tcp/ring_buffer.hh"
+#include "tests/drivers/dpdk/netns.hh"
+
+namespace affine::stack {
+namespace {
+
+using namespace std::chrono_literals;
+using drivers::dpdk::test::inside_own_namespace;
+using drivers::dpdk::test::namespace_skip_reason;
+
+constexpr const char* tap_iface = "affstk0";
+constexpr std::uint32_t kernel_ip = 0x0a4d0001;  // 10.77.0.1
+constexpr std::uint32_t affine_ip = 0x0a4d0002;  // 10.77.0.2
+
+// Deterministic bytes: position i of stream `seed` (checked byte for byte on
+// the far side: stronger than comparing digests).
+struct pattern {
+  std::uint64_t seed;
+  std::byte at(std::uint64_t i) const {
+    std::uint64_t x = (i / 8 + 1) * 0x9e3779b97f4a7c15ull ^ seed;
+    x ^= x >> 31;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 29;
+    return std::byte(x >> (8 * (i % 8)));
+  }
+  void fill(std::uint64_t from, std::span<std::byte> out) const {
+    for (std::size_t k = 0; k < out.size(); ++k) out[k] = at(from + k);
+  }
+  bool check(std::uint64_t from, std::span<const std::byte> in) const {
+    for (std::size_t k = 0; k < in.size(); ++k)
+      if (in[k] != at(from + k)) return false;
+    return true;
+  }
+};
+
+class tap_interop : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (const std::string why = namespace_skip_reason(); !why.empty()) GTEST_SKIP() << why;
+    ASSERT_TRUE(inside_own_namespace());
+    auto eal = drivers::dpdk::init_eal_for_tests();
+    ASSERT_TRUE(eal.has_value()) << eal.error();
+    auto topo = topology::from_system();
+    ASSERT_TRUE(topo.has_value()) << topo.error();
+    topo_ = std::make_unique<topology>(std::move(*topo));
+    cores_ = topo_->core_count() >= 2 && std::getenv("AFFINE_TEST_ONE_CORE") == nullptr ? 2 : 1;
+    auto p = drivers::dpdk::dpdk_port::open({.device = fmt::format("net_tap0,iface={}", tap_iface),
+                                             .rx_queues = cores_, .tx_queues = cores_});
+    ASSERT_TRUE(p.has_value()) << p.error();
+    port_ = std::move(*p);
+    const std::string cmd = fmt::format("ip addr add 10.77.0.1/24 dev {0} && ip link set {0} up", tap_iface);
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    runtime_options o;
+    for (unsigned c = 0; c < cores_; ++c) o.cores.push_back(core_id{c});
+    o.on_reactor_start = drivers::dpdk::register_reactor;
+    auto rt = runtime::start(*topo_, o);
+    ASSERT_TRUE(rt.has_value()) << rt.error();
+    rt_ = std::move(*rt);
+  }
+
+  void TearDown() override {
+    rt_.reset();
+    port_.reset();
+    // Nothing the stack made outlives it.
+    EXPECT_EQ(tcp::connection::live_count(), 0u);
+    EXPECT_EQ(tcp::ring_buffer::live_bytes(), 0u);
+  }
+
+  // Runs `body` in a fiber with the stack up and the socket API on it;
+  // `kernel` runs meanwhile on a thread of its own (the kernel's side).
+  void run(std::function<void(stack&)> body, std::function<void()> kernel = {}) {
+    rt_->run([&] {
+      auto plan = plan_rx_queues(*topo_, 0, cores_, reactor_cores(), rxq_placement::local);
+      ASSERT_TRUE(plan.has_value()) << plan.error();
+      stack_config sc;
+      sc.address = affine_ip;
+      sc.prefix_length = 24;
+      sc.rx_interrupts = std::getenv("AFFINE_TEST_NO_INTR") == nullptr;
+      auto st = stack::create(*rt_, *port_, sc, *plan);
+      ASSERT_TRUE(st.has_value()) << st.error();
+      net::detail::set_backend(&(*st)->backend());
+      std::atomic<bool> kernel_done{!kernel};
+      std::thread t;
+      if (kernel) t = std::thread([&] {
+        if (const char* cap = std::getenv("AFFINE_TEST_CAPTURE")) {
+          (void)std::system(fmt::format("(tshark -q -i {} -w {} -a duration:6 >/dev/null 2>&1 &) ; sleep 1.5", tap_iface, cap).c_str());
+        }
+        kernel();
+        kernel_done = true;
+      });
+      body(**st);
+      while (!kernel_done) this_fiber::sleep_for(1ms);
+      if (t.joinable()) t.join();
+      net::detail::set_backend(nullptr);
+      for (unsigned c = 0; c < cores_; ++c) {
+        for (auto& [k, v] : (*st)->counters(c).nonzero()) st_counters_.emplace_back(fmt::format("c{}.{}", c, k), v);
+        const auto& cc = (*st)->counters(c);
+        st_counters_.emplace_back(fmt::format("c{}.rx", c), cc.rx_packets.load());
+        st_counters_.emplace_back(fmt::format("c{}.tx", c), cc.tx_packets.load());
+      }
+      if (std::getenv("AFFINE_TEST_VERBOSE"))
+        for (auto& [k, v] : st_counters_) std::fprintf(stderr, "  %s = %llu\n", k.c_str(), (unsigned long long)v);
+      st->reset();
+    });
+  }
+
+  std::vector<core_id> reactor_cores() const {
+    std::vector<core_id> v;
+    for (unsigned c = 0; c < cores_; ++c) v.push_back(core_id{c});
+    return v;
+  }
+
+  std::unique_ptr<topology> topo_;
+  unsigned cores_ = 1;
+  std::unique_ptr<drivers::dpdk::dpdk_port> port_;
+  std::unique_ptr<runtime> rt_;
+  std::vector<std::pair<std::string, std::uint64_t>> st_counters_;
+};
+
+int kernel_connect(std::uint32_t ip, std::uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(ip);
+  timeval tv{10, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// recv(2), retried when a signal interrupts it (the runtime's threads get
+// signals; this thread must not take them for an error).
+ssize_t recv_some(int fd, void* buf, std::size_t len, int flags = 0) {
+  for (;;) {
+    const ssize_t n = ::recv(fd, buf, len, flags);
+    if (n >= 0 || errno != EINTR) return n;
+  }
+}
+
+bool write_all(int fd, std::span<const std::byte> d) {
+  while (!d.empty()) {
+    const ssize_t n = ::send(fd, d.data(), d.size(), MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    d = d.subspan(std::size_t(n));
+  }
+  return true;
+}
+
+// An echo server on the stack: every connection a fiber.
+void echo_server(net::tcp_listener& l, unsigned connections) {
+  std::vector<fiber_handle> fibers;
+  for (unsigned i = 0; i < connections; ++i) {
+    auto c = l.accept(now_ns() + 20'000'000'000ull);
+    if (!c) {
+      ADD_FAILURE() << "accept: " << c.error().message();
+      break;
+    }
+    fibers.push_back(spawn([c = std::move(*c)]() mutable {
+      std::array<std::byte, 16384> buf;
+      for (;;) {
+        auto n = c.read(buf, now_ns() + 20'000'000'000ull);
+        if (!n) ADD_FAILURE() << "echo read: " << n.error().message();
+        if (!n || *n == 0) break;
+        auto w = c.write({buf.data(), *n}, now_ns() + 20'000'000'000ull);
+        if (!w) ADD_FAILURE() << "echo write: " << w.error().message();
+        if (!w) break;
+      }
+    }));
+  }
+  for (auto& f : fibers) f.join();
+}
+
+TEST_F(tap_interop, KernelPingAndArpReachTheStack) {
+  run([](stack&) {},
+      [] {
+        const int rc = std::system("ping -c 3 -i 0.2 -W 2 -q 10.77.0.2 >/dev/null");
+        EXPECT_EQ(rc, 0) << "ping 10.77.0.2 failed";
+        const int arp = std::system("ip neigh show 10.77.0.2 | grep -q lladdr");
+        EXPECT_EQ(arp, 0) << "the kernel has no ARP entry for 10.77.0.2";
+      });
+}
+
+TEST_F(tap_interop, KernelConnectsAndEchoesEightMiBByteForByte) {
+  static constexpr std::size_t total = 8u << 20;
+  run(
+      [](stack&) {
+        auto l = net::listen({.local = {net::any_address, 7}});
+        ASSERT_TRUE(l.has_value()) << l.error().message();
+        echo_server(*l, 1);
+      },
+      [] {
+        const int fd = kernel_connect(affine_ip, 7);
+        ASSERT_GE(fd, 0) << "connect to 10.77.0.2:7: " << std::strerror(errno);
+        const pattern p{1};
+        std::thread writer([&] {
+          std::vector<std::byte> chunk(65536);
+          for (std::size_t off = 0; off < total; off += chunk.size()) {
+            p.fill(off, chunk);
+            if (!write_all(fd, chunk)) break;
+          }
+          ::shutdown(fd, SHUT_WR);
+        });
+        std::vector<std::byte> buf(65536);
+        std::size_t got = 0;
+        bool same = true;
+        while (got < total) {
+          const ssize_t n = recv_some(fd, buf.data(), buf.size());
+          if (n <= 0) {
+            ADD_FAILURE() << "kernel recv after " << got << " bytes: " << (n == 0 ? "end of stream" : std::strerror(errno));
+            break;
+          }
+          same = same && p.check(got, {buf.data(), std::size_t(n)});
+          got += std::size_t(n);
+        }
+        writer.join();
+        ::close(fd);
+        EXPECT_EQ(got, total);
+        EXPECT_TRUE(same) << "the echo differs from what was sent";
+      });
+}
+
+TEST_F(tap_interop, AffineConnectsToTheKernelAndSendsEightMiB) {
+  static constexpr std::size_t total = 8u << 20;
+  const int lfd = ::socket(AF_INET, SOCK_STREAM, 0);
+  int one = 1;
+  ::setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(9000);
+  a.sin_addr.s_addr = htonl(INADDR_ANY);
+  ASSERT_EQ(::bind(lfd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(::listen(lfd, 8), 0);
+  std::size_t got = 0;
+  bool same = true;
+  run(
+      [&](stack&) {
+        auto c = net::connect({{kernel_ip}, 9000}, now_ns() + 10'000'000'000ull);
+        ASSERT_TRUE(c.has_value()) << c.error().message();
+        const pattern p{2};
+        std::vector<std::byte> chunk(65536);
+        for (std::size_t off = 0; off < total; off += chunk.size()) {
+          p.fill(off, chunk);
+          ASSERT_TRUE(c->write(chunk, now_ns() + 20'000'000'000ull).has_value());
+        }
+        c->close();
+      },
+      [&] {
+        int fd;
+        do fd = ::accept(lfd, nullptr, nullptr);
+        while (fd < 0 && errno == EINTR);
+        ASSERT_GE(fd, 0);
+        const pattern p{2};
+        std::vector<std::byte> buf(65536);
+        for (;;) {
+          const ssize_t n = recv_some(fd, buf.data(), buf.size());
+          if (n <= 0) break;
+          same = same && p.check(got, {buf.data(), std::size_t(n)});
+          got += std::size_t(n);
+        }
+        ::close(fd);
+      });
+  ::close(lfd);
+  EXPECT_EQ(got, total);
+  EXPECT_TRUE(same);
+}
+
+TEST_F(tap_interop, NetcatTalksToAnAffineEchoServer) {
+  run(
+      [](stack&) {
+        auto l = net::listen({.local = {net::any_address, 7}});
+        ASSERT_TRUE(l.has_value());
+        echo_server(*l, 1);
+      },
+      [] {
+        FILE* f = ::popen("echo hello-affine | nc -N -w 5 10.77.0.2 7", "r");
+        ASSERT_NE(f, nullptr);
+        char line[64] = {};
+        const bool read = std::fgets(line, sizeof line, f) != nullptr;
+        ::pclose(f);
+        EXPECT_TRUE(read);
+        EXPECT_STREQ(line, "hello-affine\n");
+      });
+}
+
+TEST_F(tap_interop, AThousandConcurrentKernelConnectionsAreServed) {
+  static constexpr unsigned n = 1000;
+  run(
+      [](stack&) {
+        auto l = net::listen({.local = {net::any_address, 7}, .backlog = 1024});
+        ASSERT_TRUE(l.has_value());
+        echo_server(*l, n);
+      },
+      [] {
+        std::vector<int> fds;
+        for (unsigned i = 0; i < n; ++i) {
+          const int fd = kernel_connect(affine_ip, 7);
+          if (fd < 0) break;
+          fds.push_back(fd);
+        }
+        ASSERT_EQ(fds.size(), n) << "connect: " << std::strerror(errno);
+        unsigned echoed = 0;
+        for (unsigned i = 0; i < n; ++i) {
+          const std::uint32_t v = i;
+          if (::send(fds[i], &v, sizeof v, 0) != sizeof v) continue;
+        }
+        for (unsigned i = 0; i < n; ++i) {
+          std::uint32_t back = ~0u;
+          if (recv_some(fds[i], &back, sizeof back, MSG_WAITALL) == sizeof back && back == i) ++echoed;
+          ::close(fds[i]);
+        }
+        EXPECT_EQ(echoed, n);
+      });
+}
+
+}  // namespace
+}  // namespace affine::stack

@@ -1,0 +1,265 @@
+#include "tests/stack/tcp/harness.hh"
+
+#include <algorithm>
+#include <vector>
+
+#include "stack/tcp/ring_buffer.hh"
+
+namespace affine::stack::tcp::testing {
+
+namespace {
+
+constexpr siphash_key test_secret{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+// RFC 6528 3: the ISN clock ticks every 4 us; 2^32 ticks is one full turn.
+constexpr std::uint64_t isn_tick_ns = 4'000;
+constexpr std::uint64_t isn_turn_ns = isn_tick_ns << 32;
+
+std::span<const std::byte> as_bytes(const std::string& s) {
+  return {reinterpret_cast<const std::byte*>(s.data()), s.size()};
+}
+
+const char* control_name(tcp_control c) {
+  switch (c) {
+    case tcp_control::none: return "ACK";
+    case tcp_control::syn: return "SYN";
+    case tcp_control::fin: return "FIN";
+    case tcp_control::rst: return "RST";
+  }
+  return "?";
+}
+
+}  // namespace
+
+void PrintTo(const seg& s, std::ostream* os) {
+  *os << control_name(s.control) << (s.psh ? "+PSH" : "") << " seq=" << s.seq.raw();
+  if (s.ack) *os << " ack=" << s.ack->raw();
+  if (s.window) *os << " win=" << *s.window;
+  const tcp_options& o = s.options;
+  if (o.mss) *os << " mss=" << *o.mss;
+  if (o.window_scale) *os << " ws=" << int(*o.window_scale);
+  if (o.timestamps) *os << " ts=" << o.timestamps->value << "/" << o.timestamps->echo;
+  if (o.sack_permitted) *os << " sackok";
+  if (!s.payload.empty()) *os << " len=" << s.payload.size() << " \"" << s.payload.substr(0, 32) << "\"";
+  if (s.peer) *os << " peer=" << s.peer;
+}
+
+void PrintTo(const seq_variant& v, std::ostream* os) {
+  *os << v.name << " (ISS " << v.iss << ", remote ISN " << v.remote_isn << ")";
+}
+
+std::string pattern(std::size_t offset, std::size_t len) {
+  std::string out(len, '\0');
+  for (std::size_t i = 0; i < len; ++i) out[i] = char('a' + (offset + i) % 26);
+  return out;
+}
+
+std::string variant_name(const ::testing::TestParamInfo<seq_variant>& info) { return info.param.name; }
+
+harness::harness() : isn_(test_secret) {
+  use(normal_space);
+  config.mss = 1000;
+  config.send_buffer = 64000;
+  config.recv_buffer = 64000;
+  config.window_scaling = false;
+  config.timestamps = false;
+}
+
+harness::~harness() = default;
+
+void harness::use(const seq_variant& v) {
+  iss = seq32(v.iss);
+  rn = seq32(v.remote_isn);
+}
+
+void harness::TearDown() {
+  for (const seg& s : emitted_) ADD_FAILURE() << "segment emitted but not expected: " << ::testing::PrintToString(s);
+  flows_.clear();
+  listener_.reset();
+  EXPECT_EQ(connection::live_count(), 0u) << "connections leaked";
+  EXPECT_EQ(ring_buffer::live_bytes(), 0u) << "ring buffers leaked";
+}
+
+flow_tuple harness::tuple_for(std::uint16_t peer) const {
+  return flow_tuple{0x0a000001, 0x0a000002, local_port, peer ? peer : remote_port};
+}
+
+void harness::open() {
+  now = 10'000 * ms;
+  ts_offset = 7777;
+  flows_[remote_port] = std::make_unique<connection>(open_params{tuple_for(0), iss, ts_offset}, config, now);
+  run_output();
+}
+
+void harness::listen() {
+  // Choose the clock so that ISN = M + F lands on `iss` (RFC 6528 3).
+  const std::uint32_t f = isn_.next(tuple_for(0), 0).raw();
+  now = isn_turn_ns + std::uint64_t(std::uint32_t(iss.raw() - f)) * isn_tick_ns;
+  const flow_tuple t = tuple_for(0);
+  ts_offset = isn_.next(flow_tuple{t.remote_addr, t.local_addr, t.remote_port, t.local_port}, 0).raw();
+  listen_config.connection = config;
+  listener_ = std::make_unique<listener>(listen_config, isn_);
+}
+
+void harness::establish() {
+  open();
+  expect({.control = syn, .seq = iss, .options = {.mss = 1000}});
+  send({.control = syn, .seq = rn, .ack = iss + 1, .options = {.mss = 1000}});
+  expect({.seq = iss + 1, .ack = rn + 1});
+  ASSERT_EQ(conn().state(), tcp_state::established);
+  conn().take_events();
+}
+
+void harness::establish_passive() {
+  listen();
+  send({.control = syn, .seq = rn, .options = {.mss = 1000}});
+  expect({.control = syn, .seq = iss, .ack = rn + 1, .options = {.mss = 1000}});
+  send({.seq = rn + 1, .ack = iss + 1});
+  ASSERT_EQ(conn().state(), tcp_state::established);
+  ASSERT_EQ(lst().accept(), &conn());
+  conn().take_events();
+}
+
+drop_reason harness::send(const seg& s, std::source_location loc) {
+  const ::testing::ScopedTrace trace(loc.file_name(), int(loc.line()), "send");
+  tcp_segment t;
+  t.src_port = s.peer ? s.peer : remote_port;
+  t.dst_port = local_port;
+  t.control = s.control;
+  t.psh = s.psh;
+  t.seq = s.seq;
+  t.ack = s.ack;
+  t.window = s.window.value_or(65535);
+  t.options = s.options;
+  t.payload = as_bytes(s.payload);
+  const std::uint16_t peer = t.src_port;
+  if (auto it = flows_.find(peer); it != flows_.end()) {
+    connection::input_result r = it->second->input(t, now);
+    if (r.reply) deliver(*r.reply);
+    collect(*it->second);
+    return r.drop;
+  }
+  if (!listener_) {
+    ADD_FAILURE() << "no connection or listener for peer port " << peer;
+    return drop_reason::none;
+  }
+  listener::input_result r = listener_->input(tuple_for(peer), t, now);
+  if (r.reply) deliver(*r.reply);
+  if (r.created) collect(*(flows_[peer] = std::move(r.created)));
+  return r.drop;
+}
+
+void harness::deliver(const tcp_segment& t) {
+  seg s;
+  s.control = t.control;
+  s.psh = t.psh;
+  s.seq = t.seq;
+  s.ack = t.ack;
+  s.window = t.window;
+  s.options = t.options;
+  s.payload.assign(reinterpret_cast<const char*>(t.payload.data()), t.payload.size());
+  EXPECT_EQ(t.src_port, local_port);
+  s.peer = t.dst_port == remote_port ? 0 : t.dst_port;
+  emitted_.push_back(std::move(s));
+}
+
+void harness::collect(connection& c) {
+  c.output(now, [this](const tcp_segment& t) { deliver(t); });
+}
+
+void harness::run_output() {
+  for (auto& [peer, c] : flows_) collect(*c);
+}
+
+void harness::expect(const seg& want, std::source_location loc) {
+  const ::testing::ScopedTrace trace(loc.file_name(), int(loc.line()), "expect");
+  if (emitted_.empty()) {
+    ADD_FAILURE() << "expected " << ::testing::PrintToString(want) << ", nothing was emitted";
+    return;
+  }
+  seg w = want;
+  const seg& got = emitted_.front();
+  // A RST carries window 0 unless a test says otherwise.
+  if (!w.window) w.window = w.control == rst ? 0 : default_window();
+  EXPECT_EQ(got, w);
+  emitted_.pop_front();
+}
+
+void harness::expect_nothing(std::source_location loc) {
+  const ::testing::ScopedTrace trace(loc.file_name(), int(loc.line()), "expect_nothing");
+  if (!emitted_.empty()) ADD_FAILURE() << "expected nothing, got " << ::testing::PrintToString(emitted_.front());
+  emitted_.clear();
+}
+
+void harness::advance(std::uint64_t ms_count) { advance_ns(ms_count * ms); }
+
+void harness::advance_ns(std::uint64_t ns) {
+  const std::uint64_t target = now + ns;
+  for (;;) {
+    connection* next = nullptr;
+    std::uint64_t when = target + 1;
+    for (auto& [peer, c] : flows_) {
+      if (c->next_deadline() < when) {
+        when = c->next_deadline();
+        next = c.get();
+      }
+    }
+    if (!next) break;
+    now = std::max(now, when);
+    next->on_timer(now);
+    collect(*next);
+  }
+  now = target;
+}
+
+std::size_t harness::app_write(std::size_t n) {
+  const std::string data = pattern(written_, n);
+  const std::size_t taken = app_write(std::string_view(data));
+  return taken;
+}
+
+std::size_t harness::app_write(std::string_view text) {
+  auto r = conn().send({reinterpret_cast<const std::byte*>(text.data()), text.size()});
+  const std::size_t taken = r.value_or(0);
+  written_ += taken;
+  run_output();
+  return taken;
+}
+
+std::string harness::app_read(std::size_t n) {
+  std::vector<std::byte> buf(std::min(n, conn().readable()));
+  auto r = conn().recv(buf);
+  run_output();
+  if (!r) return {};
+  return std::string(reinterpret_cast<const char*>(buf.data()), *r);
+}
+
+void harness::app_close() {
+  conn().close(now);
+  run_output();
+}
+
+void harness::app_shutdown() {
+  conn().shutdown_write();
+  run_output();
+}
+
+void harness::app_abort() {
+  conn().abort();
+  run_output();
+}
+
+connection& harness::conn(std::uint16_t peer) { return *flows_.at(peer ? peer : remote_port); }
+
+bool harness::has_conn(std::uint16_t peer) const { return flows_.contains(peer ? peer : remote_port); }
+
+void harness::reap() {
+  std::erase_if(flows_, [](const auto& f) { return f.second->state() == tcp_state::closed; });
+}
+
+std::uint16_t harness::default_window() const {
+  return std::uint16_t(std::min<std::size_t>(config.recv_buffer, 0xffff));
+}
+
+std::uint32_t harness::tsval() const { return std::uint32_t(now / ms) + ts_offset; }
+
+}  // namespace affine::stack::tcp::testing

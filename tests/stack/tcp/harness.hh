@@ -1,0 +1,157 @@
+#pragma once
+// The send/expect harness for TCP state-machine tests (STYLE.md "Tests"):
+// a fixture owning connections (and a listener) at virtual time, like the
+// integration's flow table would.
+//
+//   send({.control = syn, .seq = rn, .options = {.mss = 1000}});   // input, then output
+//   expect({.control = syn, .seq = iss, .ack = rn + 1, .options = {.mss = 1000}});
+//   expect_nothing();
+//   advance(200);   // milliseconds: timers fire in order, output after each
+//
+// expect() compares everything a segment carries: control, PSH, seq, ack,
+// window, options and payload bytes. Teardown fails a test that left a
+// segment unexpected, a connection alive or a ring buffer allocated.
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <source_location>
+#include <string>
+#include <string_view>
+
+#include "stack/tcp/connection.hh"
+#include "stack/tcp/isn.hh"
+#include "stack/tcp/listener.hh"
+
+namespace affine::stack::tcp::testing {
+
+inline constexpr tcp_control syn = tcp_control::syn;
+inline constexpr tcp_control fin = tcp_control::fin;
+inline constexpr tcp_control rst = tcp_control::rst;
+
+// A segment as a test writes it. Ports are the fixture's flow (`peer` names
+// another remote port); the window defaults to 65535 for what the test sends
+// and to default_window() for what it expects.
+struct seg {
+  tcp_control control = tcp_control::none;
+  seq32 seq{};
+  std::optional<seq32> ack{};
+  std::optional<std::uint16_t> window{};
+  tcp_options options{};
+  std::string payload{};
+  bool psh = false;
+  std::uint16_t peer = 0;
+  friend bool operator==(const seg&, const seg&) = default;
+};
+
+void PrintTo(const seg& s, std::ostream* os);
+
+// Where the two sequence spaces start: the core suites run in both.
+struct seq_variant {
+  const char* name;
+  std::uint32_t iss;         // ours
+  std::uint32_t remote_isn;  // the peer's
+};
+inline constexpr seq_variant normal_space{"normal", 1000, 5000};
+// Both spaces wrap past 2^32 within the first bytes of data.
+inline constexpr seq_variant wrapping_space{"wrap", 0xfffffffd, 0xfffffffc};
+void PrintTo(const seq_variant& v, std::ostream* os);
+
+// Bytes of the test stream: offset i holds 'a' + i % 26.
+std::string pattern(std::size_t offset, std::size_t len);
+
+class harness : public ::testing::Test {
+ protected:
+  static constexpr std::uint16_t local_port = 80;
+  static constexpr std::uint16_t remote_port = 40000;
+  static constexpr std::uint64_t ms = 1'000'000;
+
+  harness();
+  ~harness() override;
+  void TearDown() override;
+  void use(const seq_variant& v);
+
+  // Active open: a connection in SYN-SENT at iss; output runs (the SYN).
+  void open();
+  // Passive: a listener; the connection its next SYN makes gets ISS `iss`
+  // (virtual time is set so that the RFC 6528 clock lands there).
+  void listen();
+  // open(), the handshake with MSS 1000 both ways, every segment expected.
+  void establish();
+  // listen(), a SYN with MSS 1000, the handshake, and accept().
+  void establish_passive();
+
+  // Feeds a segment (to its connection, else to the listener), then runs
+  // output. Returns the drop reason input() gave.
+  // Failures name the test's line.
+  drop_reason send(const seg& s, std::source_location loc = std::source_location::current());
+  void expect(const seg& s, std::source_location loc = std::source_location::current());
+  void expect_nothing(std::source_location loc = std::source_location::current());
+  // Moves virtual time by `ms_count` milliseconds, firing every timer due on
+  // the way (in order, output after each).
+  void advance(std::uint64_t ms_count);
+  void advance_ns(std::uint64_t ns);
+
+  // The application: writes `n` more bytes of the pattern (or `text`), reads
+  // up to `n` bytes; output runs after each, as the integration would.
+  std::size_t app_write(std::size_t n);
+  std::size_t app_write(std::string_view text);
+  std::string app_read(std::size_t n = SIZE_MAX);
+  void app_close();
+  void app_shutdown();
+  void app_abort();
+  void run_output();
+
+  connection& conn(std::uint16_t peer = 0);
+  bool has_conn(std::uint16_t peer = 0) const;
+  listener& lst() { return *listener_; }
+  void destroy_listener() { listener_.reset(); }
+  // Destroys closed connections, as the flow table would.
+  void reap();
+  // The ISS a SYN from `peer` arriving now gets from the listener.
+  seq32 iss_for(std::uint16_t peer) const { return isn_.next(tuple_for(peer), now); }
+  // The window expect() assumes when a test gives none.
+  std::uint16_t default_window() const;
+  // Our TSval at the current time (RFC 7323 5.4: a 1 ms clock plus the
+  // connection's offset).
+  std::uint32_t tsval() const;
+
+  connection_config config;
+  listener_config listen_config;
+  seq32 iss;
+  seq32 rn;
+  std::uint64_t now = 0;
+  std::uint32_t ts_offset = 0;
+
+ private:
+  flow_tuple tuple_for(std::uint16_t peer) const;
+  void collect(connection& c);
+  void deliver(const tcp_segment& s);
+
+  isn_generator isn_;
+  std::unique_ptr<listener> listener_;
+  std::map<std::uint16_t, std::unique_ptr<connection>> flows_;
+  std::deque<seg> emitted_;
+  std::size_t written_ = 0;
+};
+
+// The core suites: each test runs with both sequence spaces.
+class tcp_test : public harness, public ::testing::WithParamInterface<seq_variant> {
+ protected:
+  tcp_test() { use(GetParam()); }
+};
+
+std::string variant_name(const ::testing::TestParamInfo<seq_variant>& info);
+
+}  // namespace affine::stack::tcp::testing
+
+#define TCP_IN_BOTH_SEQUENCE_SPACES(suite)                                                                    \
+  INSTANTIATE_TEST_SUITE_P(Seq, suite,                                                                       \
+                           ::testing::Values(::affine::stack::tcp::testing::normal_space,                    \
+                                             ::affine::stack::tcp::testing::wrapping_space),                 \
+                           ::affine::stack::tcp::testing::variant_name)

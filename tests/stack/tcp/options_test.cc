@@ -1,0 +1,174 @@
+// Options: MSS (RFC 9293 3.7.1), window scale and timestamps with PAWS
+// (RFC 7323), settled by the two SYNs.
+
+#include "tests/stack/tcp/harness.hh"
+
+namespace affine::stack::tcp::testing {
+namespace {
+
+class Options : public tcp_test {
+ protected:
+  Options() {
+    config.window_scaling = true;
+    config.timestamps = true;
+    config.recv_buffer = 256 * 1024;  // window scale 3
+  }
+  // Our SYN, answered with a SYN,ACK carrying `peer` options (a timestamp
+  // option there echoes our SYN's).
+  void handshake(tcp_options peer, std::optional<std::uint16_t> window = std::nullopt) {
+    open();
+    syn_tsval = tsval();
+    tcp_options mine{.mss = 1000};
+    if (config.window_scaling) mine.window_scale = 3;
+    if (config.timestamps) mine.timestamps = tcp_timestamps{syn_tsval, 0};
+    expect({.control = syn, .seq = iss, .options = mine});
+    if (peer.timestamps) peer.timestamps->echo = syn_tsval;
+    send({.control = syn, .seq = rn, .ack = iss + 1, .window = window, .options = peer});
+  }
+  // Both timestamps and window scale negotiated; TS.Recent = 500.
+  void establish_with_timestamps() {
+    handshake({.mss = 1000, .timestamps = tcp_timestamps{500, 0}});
+    expect({.seq = iss + 1, .ack = rn + 1, .options = ts(tsval(), 500)});
+  }
+  tcp_options ts(std::uint32_t value, std::uint32_t echo) const { return {.timestamps = tcp_timestamps{value, echo}}; }
+
+  std::uint32_t syn_tsval = 0;
+};
+
+TEST_P(Options, SynOffersMssWindowScaleAndTimestamps_RFC7323_1_3) {
+  open();
+  expect({.control = syn, .seq = iss, .options = {.mss = 1000, .window_scale = 3,
+                                                 .timestamps = tcp_timestamps{tsval(), 0}}});
+}
+
+TEST_P(Options, WindowScaleNeedsBothSyns_RFC7323_2_2) {
+  handshake({.mss = 1000});
+  expect({.seq = iss + 1, .ack = rn + 1});
+  EXPECT_EQ(conn().recv_window_scale(), 0);
+  EXPECT_EQ(conn().send_window_scale(), 0);
+  EXPECT_FALSE(conn().timestamps_enabled());
+  EXPECT_EQ(conn().send_mss(), 1000u);
+}
+
+TEST_P(Options, ScaledWindowsBothWays_RFC7323_2_3) {
+  handshake({.mss = 1000, .window_scale = 2}, 1000);
+  expect({.seq = iss + 1, .ack = rn + 1, .window = 32768});  // 256 KiB >> 3
+  EXPECT_EQ(conn().send_window(), 1000u);                    // the SYN's window is not scaled
+  send({.seq = rn + 1, .ack = iss + 1, .window = 1000});
+  EXPECT_EQ(conn().send_window(), 4000u);
+}
+
+TEST_P(Options, ShiftAbove14IsTakenAs14_RFC7323_2_3) {
+  handshake({.mss = 1000, .window_scale = 15});
+  expect({.seq = iss + 1, .ack = rn + 1, .window = 32768});
+  EXPECT_EQ(conn().send_window_scale(), 14);
+}
+
+TEST_P(Options, SynAckOffersWindowScaleOnlyIfTheSynDid_RFC7323_2_2) {
+  listen();
+  send({.control = syn, .seq = rn, .options = {.mss = 1000, .window_scale = 7}});
+  expect({.control = syn, .seq = iss, .ack = rn + 1, .options = {.mss = 1000, .window_scale = 3}});
+  send({.control = syn, .seq = rn + 50, .options = {.mss = 1000}, .peer = 40001});
+  expect({.control = syn, .seq = iss_for(40001), .ack = rn + 51, .options = {.mss = 1000}, .peer = 40001});
+}
+
+TEST_P(Options, SynAckEchoesTheSynsTimestamp_RFC7323_3_2) {
+  listen();
+  send({.control = syn, .seq = rn, .options = {.mss = 1000, .timestamps = tcp_timestamps{500, 0}}});
+  expect({.control = syn, .seq = iss, .ack = rn + 1,
+          .options = {.mss = 1000, .timestamps = tcp_timestamps{tsval(), 500}}});
+}
+
+TEST_P(Options, TimestampsGoOnEverySegmentAndShrinkTheMss_RFC7323_3_2) {
+  establish_with_timestamps();
+  EXPECT_TRUE(conn().timestamps_enabled());
+  EXPECT_EQ(conn().send_mss(), 988u);
+  app_write("x");
+  expect({.seq = iss + 1, .ack = rn + 1, .options = ts(tsval(), 500), .payload = "x", .psh = true});
+}
+
+TEST_P(Options, SegmentWithoutTimestampIsDropped_RFC7323_3_2) {
+  establish_with_timestamps();
+  EXPECT_EQ(send({.seq = rn + 1, .ack = iss + 1, .payload = "x"}), drop_reason::timestamp_missing);
+  expect_nothing();
+  EXPECT_EQ(conn().readable(), 0u);
+}
+
+TEST_P(Options, RstWithoutTimestampIsAccepted_RFC7323_3_2) {
+  establish_with_timestamps();
+  send({.control = rst, .seq = rn + 1});
+  EXPECT_EQ(conn().state(), tcp_state::closed);
+}
+
+TEST_P(Options, OldTimestampIsRejectedByPawsWithAnAck_RFC7323_5_3) {
+  establish_with_timestamps();
+  EXPECT_EQ(send({.seq = rn + 1, .ack = iss + 1, .options = ts(499, 1), .payload = "x"}), drop_reason::paws);
+  expect({.seq = iss + 1, .ack = rn + 1, .options = ts(tsval(), 500)});
+  EXPECT_EQ(conn().readable(), 0u);
+}
+
+TEST_P(Options, PawsComparesTimestampsModulo2To32_RFC7323_5_2) {
+  establish_with_timestamps();
+  // 500 - 0x80000000 wraps to a value "after" 500: it is newer, not older.
+  EXPECT_EQ(send({.seq = rn + 1, .ack = iss + 1, .options = ts(500u + 0x7fffffffu, 1), .payload = "x"}),
+            drop_reason::none);
+  EXPECT_EQ(conn().readable(), 1u);
+}
+
+TEST_P(Options, TsRecentFollowsInOrderSegments_RFC7323_4_3) {
+  establish_with_timestamps();
+  send({.seq = rn + 1, .ack = iss + 1, .options = ts(600, 1), .payload = "x"});
+  advance(40);
+  expect({.seq = iss + 1, .ack = rn + 2, .window = 65535, .options = ts(tsval(), 600)});
+}
+
+TEST_P(Options, TsRecentIgnoresSegmentsPastLastAckSent_RFC7323_4_3) {
+  establish_with_timestamps();
+  send({.seq = rn + 101, .ack = iss + 1, .options = ts(700, 1), .payload = "x"});
+  expect({.seq = iss + 1, .ack = rn + 1, .options = ts(tsval(), 500)});
+}
+
+TEST_P(Options, PawsForgetsTsRecentAfter24IdleDays_RFC7323_5_5) {
+  establish_with_timestamps();
+  advance(25ull * 24 * 3600 * 1000);
+  EXPECT_EQ(send({.seq = rn + 1, .ack = iss + 1, .options = ts(400, 1), .payload = "x"}), drop_reason::none);
+  EXPECT_EQ(conn().readable(), 1u);
+}
+
+TEST_P(Options, RetransmissionIsTimedByItsEcho_RFC7323_4_1) {
+  establish_with_timestamps();
+  app_write("x");
+  expect({.seq = iss + 1, .ack = rn + 1, .options = ts(tsval(), 500), .payload = "x", .psh = true});
+  advance(200);
+  const std::uint32_t resent = tsval();
+  expect({.seq = iss + 1, .ack = rn + 1, .options = ts(resent, 500), .payload = "x", .psh = true});
+  EXPECT_EQ(conn().rto().backoff_count(), 1u);
+  advance(10);
+  send({.seq = rn + 1, .ack = iss + 2, .options = ts(501, resent)});
+  EXPECT_EQ(conn().rto().backoff_count(), 0u);  // a valid sample, unlike Karn without timestamps
+}
+
+TEST_P(Options, PeerMssAboveOursIsCappedByOurs_RFC9293_3_7_1) {
+  config.timestamps = false;
+  handshake({.mss = 9000});
+  expect({.seq = iss + 1, .ack = rn + 1});
+  EXPECT_EQ(conn().send_mss(), 1000u);
+}
+
+TEST_P(Options, PeerMssBelowOursCutsOurSegments_RFC9293_3_7_1) {
+  config.timestamps = false;
+  config.window_scaling = false;
+  open();
+  expect({.control = syn, .seq = iss, .window = 65535, .options = {.mss = 1000}});
+  send({.control = syn, .seq = rn, .ack = iss + 1, .options = {.mss = 500}});
+  expect({.seq = iss + 1, .ack = rn + 1});
+  app_write(1200);
+  expect({.seq = iss + 1, .ack = rn + 1, .payload = pattern(0, 500)});
+  expect({.seq = iss + 501, .ack = rn + 1, .payload = pattern(500, 500)});
+  expect_nothing();
+}
+
+TCP_IN_BOTH_SEQUENCE_SPACES(Options);
+
+}  // namespace
+}  // namespace affine::stack::tcp::testing

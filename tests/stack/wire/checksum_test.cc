@@ -1,0 +1,158 @@
+#include "stack/wire/checksum.hh"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "base/xoshiro.hh"
+#include "stack/wire/endian.hh"
+#include "stack/wire/error.hh"
+#include "tests/stack/wire/frames.hh"
+
+namespace affine::stack {
+namespace {
+
+using test::bytes_of;
+using test::from_hex;
+
+// The checksum computed the slow way RFC 1071 4.1 shows, as a reference.
+std::uint16_t reference_checksum(std::span<const std::byte> b) {
+  std::uint32_t sum = 0;
+  for (std::size_t i = 0; i < b.size(); i += 2) {
+    sum += std::uint32_t(b[i]) << 8;
+    if (i + 1 < b.size()) sum += std::uint32_t(b[i + 1]);
+    while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+  }
+  return std::uint16_t(~sum);
+}
+
+TEST(Checksum, Rfc1071NumericalExampleSumsToDdf2) {
+  // RFC 1071 3: the bytes 00 01 f2 03 f4 f5 f6 f7 sum to ddf2.
+  const auto b = bytes_of({0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7});
+  checksum_accumulator c;
+  c.add(b);
+  EXPECT_EQ(c.sum(), 0xddf2);
+  EXPECT_EQ(c.checksum(), 0x220d);
+  EXPECT_EQ(internet_checksum(b), 0x220d);
+}
+
+TEST(Checksum, EmptyDataSumsToZero) {
+  checksum_accumulator c;
+  c.add({});
+  EXPECT_EQ(c.sum(), 0);
+  EXPECT_EQ(internet_checksum({}), 0xffff);
+}
+
+TEST(Checksum, OddLastBytePadsAsHighHalf) {
+  // RFC 1071 4.1: a last odd byte is added as if followed by a zero byte.
+  EXPECT_EQ(internet_checksum(bytes_of({0xab})), std::uint16_t(~0xab00));
+  EXPECT_EQ(internet_checksum(bytes_of({0x12, 0x34, 0xab})), std::uint16_t(~(0x1234 + 0xab00)));
+}
+
+TEST(Checksum, MatchesReferenceForEveryLengthAndAlignment) {
+  xoshiro256ss rng({1, 2, 3, 4});
+  std::vector<std::byte> data(300);
+  for (auto& b : data) b = std::byte(rng.next());
+  for (std::size_t start = 0; start < 8; ++start)
+    for (std::size_t len = 0; start + len <= data.size(); ++len) {
+      const std::span<const std::byte> s(data.data() + start, len);
+      ASSERT_EQ(internet_checksum(s), reference_checksum(s)) << "start " << start << " length " << len;
+    }
+}
+
+TEST(Checksum, CarriesAcrossManyAllOnesWords) {
+  // Every word 0xffff: the accumulators carry on every step; the sum stays 0xffff.
+  const std::vector<std::byte> data(4096 + 3, std::byte{0xff});
+  EXPECT_EQ(internet_checksum(data), reference_checksum(data));
+}
+
+TEST(Checksum, IncrementalOverAnySplitEqualsOneShot) {
+  xoshiro256ss rng({5, 6, 7, 8});
+  std::vector<std::byte> data(97);
+  for (auto& b : data) b = std::byte(rng.next());
+  const std::uint16_t whole = internet_checksum(data);
+  for (std::size_t i = 0; i <= data.size(); ++i)
+    for (std::size_t j = i; j <= data.size(); j += 7) {
+      checksum_accumulator c;
+      c.add(std::span(data).first(i));
+      c.add(std::span(data).subspan(i, j - i));
+      c.add(std::span(data).subspan(j));
+      ASSERT_EQ(c.checksum(), whole) << "split at " << i << " and " << j;
+    }
+}
+
+TEST(Checksum, WordsAddedInHostOrderMatchTheirBytes) {
+  checksum_accumulator words, bytes;
+  words.add16(0x1234);
+  words.add32(0xdeadbeef);
+  bytes.add(bytes_of({0x12, 0x34, 0xde, 0xad, 0xbe, 0xef}));
+  EXPECT_EQ(words.sum(), bytes.sum());
+}
+
+TEST(Checksum, DataWithItsChecksumVerifies) {
+  auto b = bytes_of({0x45, 0x00, 0x00, 0x1c, 0x00, 0x00, 0x00, 0x00, 0x40, 0x01});
+  b.resize(b.size() + 2);
+  store_be16(b.data() + b.size() - 2, internet_checksum(std::span(b).first(b.size() - 2)));
+  checksum_accumulator acc;
+  acc.add(b);
+  EXPECT_TRUE(acc.verifies());
+  b[0] ^= std::byte{1};
+  checksum_accumulator bad;
+  bad.add(b);
+  EXPECT_FALSE(bad.verifies());
+}
+
+TEST(Checksum, PseudoHeaderSumOfCapturedSynIsWhatLinuxLeftForOffload) {
+  // Linux on loopback stores the folded pseudo-header sum, as a NIC expects.
+  const auto frame = from_hex(test::tcp_syn_hex);
+  const auto segment = test::transport_of(frame);
+  EXPECT_EQ(ipv4_pseudo_header(test::loopback_ip, test::loopback_ip, 6, std::uint16_t(segment.size())).sum(),
+            test::tcp_syn_partial_checksum);
+}
+
+TEST(Checksum, TransportChecksumOfCapturedSynMatchesTshark) {
+  auto frame = from_hex(test::tcp_syn_hex);
+  auto segment = std::span(frame).subspan(test::ethernet_length + test::ipv4_length);
+  segment[16] = segment[17] = std::byte{0};
+  EXPECT_EQ(ipv4_transport_checksum(test::loopback_ip, test::loopback_ip, 6, segment.first(20), segment.subspan(20),
+                                    checksum_mode::software),
+            test::tcp_syn_checksum);
+  EXPECT_EQ(ipv4_transport_checksum(test::loopback_ip, test::loopback_ip, 6, segment.first(20), segment.subspan(20),
+                                    checksum_mode::offload),
+            test::tcp_syn_partial_checksum);
+}
+
+TEST(Checksum, CapturedEchoReplyVerifies) {
+  const auto frame = from_hex(test::icmp_echo_reply_hex);
+  checksum_accumulator c;
+  c.add(test::transport_of(frame));
+  EXPECT_TRUE(c.verifies());
+}
+
+TEST(Checksum, CapturedRstVerifiesWithPseudoHeader) {
+  const auto frame = from_hex(test::tcp_rst_ack_hex);
+  EXPECT_TRUE(ipv4_transport_verifies(test::loopback_ip, test::loopback_ip, 6, test::transport_of(frame)));
+  EXPECT_FALSE(ipv4_transport_verifies(test::loopback_ip, test::loopback_ip + 1, 6, test::transport_of(frame)));
+}
+
+TEST(WireErrors, EveryParseErrorHasItsCounterName) {
+  EXPECT_EQ(to_string(parse_error::truncated), "truncated");
+  EXPECT_EQ(to_string(parse_error::bad_version), "bad_version");
+  EXPECT_EQ(to_string(parse_error::bad_header_length), "bad_header_length");
+  EXPECT_EQ(to_string(parse_error::bad_total_length), "bad_total_length");
+  EXPECT_EQ(to_string(parse_error::bad_length), "bad_length");
+  EXPECT_EQ(to_string(parse_error::bad_checksum), "bad_checksum");
+  EXPECT_EQ(to_string(parse_error::bad_flags), "bad_flags");
+  EXPECT_EQ(to_string(parse_error::bad_option), "bad_option");
+  EXPECT_EQ(to_string(parse_error::unsupported), "unsupported");
+}
+
+TEST(WireErrors, EveryEmitErrorHasAName) {
+  EXPECT_EQ(to_string(emit_error::buffer_too_small), "buffer_too_small");
+  EXPECT_EQ(to_string(emit_error::too_long), "too_long");
+  EXPECT_EQ(to_string(emit_error::options_too_long), "options_too_long");
+}
+
+}  // namespace
+}  // namespace affine::stack
