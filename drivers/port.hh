@@ -104,6 +104,9 @@ class port {
   // Spread RSS buckets over the plan's cores. Nothing to do (and no error)
   // where the port has no RSS redirection table.
   virtual std::expected<void, std::string> program_reta(std::span<const rxq_assignment> /*plan*/) { return {}; }
+  // The RSS redirection table in effect (read back from the port): bucket
+  // to RX queue. Empty where the port has no RSS table.
+  virtual std::vector<std::uint16_t> rss_table() const { return {}; }
 
   virtual port_stats stats() const = 0;
   virtual std::vector<std::pair<std::string, std::uint64_t>> xstats() const { return {}; }

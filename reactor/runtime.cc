@@ -8,11 +8,13 @@
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <semaphore>
 
 #include <fmt/format.h>
 
 #include "affine/log.hh"
+#include "affine/sync.hh"
 #include "reactor/cycles.hh"
 #include "reactor/runtime_state.hh"
 
@@ -154,14 +156,24 @@ void runtime::add_poller(unsigned core, poller* p) {
 }
 
 // Returns once the poller is off its reactor: from a fiber by waiting as a
-// fiber (submit_to), from any other thread by blocking.
+// fiber, from any other thread by blocking. Always through the core's inbox,
+// after any add_poller posted before it (running it inline on the caller's
+// own core could overtake a pending add, which would then add a poller its
+// owner has destroyed).
 void runtime::remove_poller(unsigned core, poller* p) {
   auto remove = [c = &impl_->state->core(core), p] {
     if (std::erase(c->pollers, p) != 0)
       if (const int fd = p->interrupt_fd(); fd >= 0) ::epoll_ctl(c->epoll_fd, EPOLL_CTL_DEL, fd, nullptr);
   };
   if (this_fiber::in_fiber()) {
-    submit_to(core, remove);
+    // Shared: set() may still be unlocking the event when the waiter has
+    // already woken and returned.
+    auto done = std::make_shared<event>();
+    detail::post(*impl_->state, core, [remove, done] {
+      remove();
+      done->set();
+    });
+    done->wait();
     return;
   }
   std::binary_semaphore done(0);

@@ -7,6 +7,7 @@
 #include <array>
 #include <atomic>
 #include <cstddef>
+#include <mutex>
 #include <unordered_map>
 
 #include "affine/sync.hh"
@@ -30,6 +31,14 @@ class flow_table {
   // Unmaps `t` if it maps to `s`; drops the table's reference.
   void erase(const flow_tuple& t, tcp_socket* s);
   bool contains(const flow_tuple& t) const;
+  // Calls f(tuple, socket) for every entry, one shard locked at a time.
+  template <class F>
+  void for_each(F&& f) const {
+    for (shard& sh : shards_) {
+      std::lock_guard g(sh.lock);
+      for (auto& [t, s] : sh.map) f(t, *s);
+    }
+  }
   std::size_t size() const { return size_.load(std::memory_order_relaxed); }
   std::size_t capacity() const { return max_; }
 

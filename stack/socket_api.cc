@@ -272,23 +272,25 @@ void stack::close_listener(listen_socket* l) {
   }
 }
 
-// An ephemeral port (RFC 6056 section 3.3.1's simple counter over the
-// dynamic range) whose tuple is free.
-std::uint16_t stack::pick_local_port(std::uint32_t remote, std::uint16_t remote_port) {
-  for (unsigned tries = 0; tries < 16384; ++tries) {
-    const auto p = std::uint16_t(49152 + next_port_.fetch_add(1, std::memory_order_relaxed) % 16384);
-    if (!flows_.contains({routes_.address(), remote, p, remote_port})) return p;
-  }
-  return 0;
+// An ephemeral port from the dynamic range (RFC 6056 3.3.1's counter) whose
+// tuple is free and, where RSS decides, whose replies reach `core`
+// (rss_ports.hh); any free port where none does.
+std::optional<std::uint16_t> stack::pick_local_port(std::uint32_t remote, std::uint16_t remote_port, unsigned core) {
+  const flow_tuple t{routes_.address(), remote, 0, remote_port};
+  const std::uint32_t start = next_port_.fetch_add(1, std::memory_order_relaxed);
+  auto taken = [&](const flow_tuple& c) { return flows_.contains(c); };
+  if (auto p = steering_.pick(t, core, 49152, 65535, start, taken)) return p;
+  return rss_steering().pick(t, core, 49152, 65535, start, taken);
 }
 
 std::expected<socket_ref, std::error_code> stack::connect(net::endpoint to, const net::stream_options& opts) {
-  const std::uint16_t port = pick_local_port(to.addr.value, to.port);
-  if (port == 0) return std::unexpected(err(std::errc::address_not_available));
+  const unsigned core = detail::this_core()->index;
+  const auto port = pick_local_port(to.addr.value, to.port, core);
+  if (!port) return std::unexpected(err(std::errc::address_not_available));
   const std::uint64_t now = now_ns();
-  const flow_tuple t{routes_.address(), to.addr.value, port, to.port};
+  const flow_tuple t{routes_.address(), to.addr.value, *port, to.port};
   const tcp::open_params p{.tuple = t, .iss = isn_.next(t, now), .ts_offset = std::uint32_t(isn_.next(t, 0).raw())};
-  socket_ref s(new tcp_socket(*this, detail::this_core()->index, p, connection_config(opts), now));
+  socket_ref s(new tcp_socket(*this, core, p, connection_config(opts), now));
   if (!flows_.insert(t, s.get())) return std::unexpected(err(std::errc::too_many_files_open));
   s->in_table = true;
   home(s.get());

@@ -22,6 +22,11 @@ std::expected<std::unique_ptr<stack>, std::string> stack::create(runtime& rt, dr
   auto att = drivers::dpdk::attach(rt, port, plan, *st, {.rx_interrupts = cfg.rx_interrupts});
   if (!att) return std::unexpected(att.error());
   st->attachment_ = std::move(*att);
+  std::vector<unsigned> core_of_queue(port.rx_queue_count(), 0);
+  for (const rxq_assignment& a : plan)
+    for (unsigned r = 0; r < rt.cores(); ++r)
+      if (rt.topology_core(r) == a.core && a.queue < core_of_queue.size()) core_of_queue[a.queue] = r;
+  st->steering_ = rss_steering(port.caps().rss_key, port.rss_table(), std::move(core_of_queue));
   for (unsigned c = 0; c < rt.cores(); ++c) {
     rte_mempool* mp = port.pool(rt.topo().core(rt.topology_core(c)).node);
     st->cores_.push_back(std::make_unique<per_core>(c, cfg.reassembly, st->attachment_->tx(c), mp));
@@ -64,6 +69,17 @@ stack::~stack() {
     for (tcp_socket* s : pc->timed) s->unref();
   std::lock_guard g(arp_lock_);
   for (rte_mbuf* m : arp_.clear()) rte_pktmbuf_free(m);
+}
+
+std::vector<std::string> stack::describe_connections() const {
+  std::vector<std::string> out;
+  const std::uint64_t now = now_ns();
+  flows_.for_each([&](const flow_tuple& t, tcp_socket& s) {
+    std::lock_guard g(s.lock);  // lock order: shard, then socket (nothing takes a shard under a socket lock)
+    out.push_back(fmt::format("{}:{} > {}:{} {}", net::ipv4_address{t.local_addr}.to_string(), t.local_port,
+                              net::ipv4_address{t.remote_addr}.to_string(), t.remote_port, s.conn.describe(now)));
+  });
+  return out;
 }
 
 const core_counters& stack::counters(unsigned core) const { return cores_[core]->counters; }

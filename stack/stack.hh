@@ -30,6 +30,7 @@
 #include "stack/ip/reassembly.hh"
 #include "stack/ip/route.hh"
 #include "stack/listen_socket.hh"
+#include "stack/rss_ports.hh"
 #include "stack/tcp/config.hh"
 #include "stack/tcp/isn.hh"
 #include "stack/tcp_socket.hh"
@@ -70,8 +71,14 @@ class stack final : public drivers::dpdk::packet_sink {
   unsigned cores() const { return unsigned(cores_.size()); }
   std::uint32_t address() const { return routes_.address(); }
   std::size_t connections() const { return flows_.size(); }
+  // One line per connection (tcp::connection::describe), for stats and for
+  // tests that must say why a transfer stalled.
+  std::vector<std::string> describe_connections() const;
   const arp_cache::counters& arp_counts() const { return arp_.counts(); }
+  const rss_steering& steering() const { return steering_; }
   drivers::port& port() { return port_; }
+  // Packets the core's TX queue dropped (the port's ring was full).
+  std::uint64_t tx_dropped(unsigned core) const { return attachment_->tx(core).dropped(); }
 
   // --- for the socket layer (stack/socket_api.cc) ---
   std::expected<socket_ref, std::error_code> connect(net::endpoint to, const net::stream_options& opts);
@@ -125,7 +132,7 @@ class stack final : public drivers::dpdk::packet_sink {
   void poke_timer(per_core& pc);
   void home(tcp_socket* s);
 
-  std::uint16_t pick_local_port(std::uint32_t remote, std::uint16_t remote_port);
+  std::optional<std::uint16_t> pick_local_port(std::uint32_t remote, std::uint16_t remote_port, unsigned core);
   listen_socket* find_listener(std::uint16_t port);  // with a reference
 
   runtime& rt_;
@@ -142,6 +149,7 @@ class stack final : public drivers::dpdk::packet_sink {
   spinlock listeners_lock_;
   std::vector<std::pair<std::uint16_t, listen_socket*>> listeners_;  // under listeners_lock_
   std::atomic<std::uint32_t> next_port_;
+  rss_steering steering_;  // set once in create()
   std::vector<std::unique_ptr<per_core>> cores_;
   std::unique_ptr<drivers::dpdk::port_attachment> attachment_;
   std::unique_ptr<net::detail::backend> backend_;

@@ -7,13 +7,14 @@
 
 #include "affine/affine.hh"
 #include "affine/net.hh"
-#include "apps/echo/histogram.hh"
+#include "apps/common/histogram.hh"
 
 namespace affine_echo {
 
 namespace {
 
 using namespace affine;
+using affine_apps::latency_histogram;
 
 struct connection_result {
   latency_histogram rtt;

@@ -37,6 +37,7 @@ class port_attachment {
   rx_poller& poller(unsigned reactor) { return *pollers_[reactor]; }
   // The TX batch of a reactor core. Precondition: used on that core.
   tx_batch& tx(unsigned reactor) { return pollers_[reactor]->tx(); }
+  const tx_batch& tx(unsigned reactor) const { return pollers_[reactor]->tx(); }
 
  private:
   friend std::expected<std::unique_ptr<port_attachment>, std::string> attach(runtime&, port&,

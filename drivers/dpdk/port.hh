@@ -84,6 +84,10 @@ class dpdk_port final : public port {
   // (and no error) where the port has no RETA.
   std::expected<void, std::string> program_reta(std::span<const rxq_assignment> plan) override;
   std::expected<std::vector<std::uint16_t>, std::string> reta() const;
+  std::vector<std::uint16_t> rss_table() const override {
+    auto r = reta();
+    return r ? std::move(*r) : std::vector<std::uint16_t>{};
+  }
 
   // Steer a flow or a destination port to an RX queue (flow.hh).
   std::expected<flow_rule_id, flow_error> steer(const flow_match& m, unsigned queue);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <atomic>
 
+#include <fmt/format.h>
+
 #include "stack/tcp/connection.hh"
 #include "stack/tcp/listener.hh"
 
@@ -78,6 +80,20 @@ connection::connection(const open_params& p, const connection_config& cfg, const
 connection::~connection() {
   if (listener_) listener_->release(*this);
   g_live.fetch_sub(1, std::memory_order_relaxed);
+}
+
+std::string connection::describe(std::uint64_t now_ns) const {
+  auto in = [now_ns](std::uint64_t d) -> std::string {
+    return d == no_deadline ? "-" : fmt::format("{}ms", std::int64_t(d - now_ns) / 1'000'000);
+  };
+  return fmt::format(
+      "{} iss={} snd.una=+{} snd.nxt=+{} snd.max=+{} snd.wnd={} queued={} irs={} rcv.nxt=+{} rcv.adv=+{} "
+      "rcv.buf={} ooo={} cwnd={} ssthresh={} dupacks={} recovery={} rto={}ms retrans={} timers[rtx={} "
+      "persist={} dack={} ka={} close={}]",
+      to_string(state_), iss_.raw(), snd_una_ - iss_, snd_nxt_ - iss_, snd_max_ - iss_, snd_wnd_, snd_buf_.size(),
+      irs_.raw(), rcv_nxt_ - irs_, rcv_adv_ - irs_, rcv_buf_.size(), ooo_.range_count(), cc_->cwnd(),
+      cc_->ssthresh(), dup_acks_, in_recovery_, rto_.rto_ns() / 1'000'000, retransmissions_, in(timers_.retransmit),
+      in(timers_.persist), in(timers_.delayed_ack), in(timers_.keepalive), in(timers_.close));
 }
 
 std::size_t connection::live_count() { return g_live.load(std::memory_order_relaxed); }

@@ -23,6 +23,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <system_error>
 
 #include "stack/flow.hh"
@@ -114,6 +115,10 @@ class connection {
   std::uint8_t recv_window_scale() const { return rcv_wscale_; }
   bool timestamps_enabled() const { return ts_ok_; }
 
+  // One line of the connection's variables (RFC 9293 3.3.1 names), for
+  // stats endpoints and for tests that must say why a transfer stalled.
+  std::string describe(std::uint64_t now_ns) const;
+
   // Connections alive in this process, for leak checks in tests.
   static std::size_t live_count();
 
@@ -182,8 +187,7 @@ class connection {
   void process_fin(const incoming& in, std::uint64_t now_ns);
   void receive_fin(std::uint64_t now_ns);
   void schedule_ack(std::size_t bytes, std::uint64_t now_ns);
-  seq32 buffer_edge() const;
-  std::uint32_t sws_step() const;
+  seq32 offered_edge() const;
   std::uint16_t advertise_window();
   bool window_update_due() const;
 

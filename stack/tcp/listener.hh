@@ -85,7 +85,8 @@ class listener {
   // local side sees it).
   input_result input(const flow_tuple& tuple, const tcp_segment& seg, std::uint64_t now_ns);
   // The oldest connection in the accept queue, moved to `accepted`; nullptr
-  // when the queue is empty. The caller's flow table still owns it.
+  // when the queue is empty. The caller's flow table still owns it. It may
+  // have closed meanwhile (reset before it was accepted): its error() says so.
   connection* accept();
 
   std::size_t syn_queue_size() const { return syn_queue_.size(); }

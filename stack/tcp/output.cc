@@ -32,7 +32,7 @@ void connection::output(std::uint64_t now_ns, segment_sink sink) {
   output_data(now_ns, sink);
   output_probes(now_ns, sink);
   if (ack_now_ || window_update_due()) {
-    tcp_segment ack = make_segment(tcp_control::none, snd_nxt_, now_ns);
+    tcp_segment ack = make_segment(tcp_control::none, snd_max_, now_ns);  // SND.MAX: see ack_segment()
     emit(ack, sink);
   }
 }
@@ -216,8 +216,14 @@ void connection::emit(const tcp_segment& seg, segment_sink sink) {
   sink(seg);
 }
 
+// A pure ACK carries SND.MAX, the highest sequence number sent, rather than
+// SND.NXT: after a retransmission timeout SND.NXT goes back to SND.UNA, and
+// an ACK numbered there can lie wholly before the peer's RCV.NXT, where the
+// RFC 9293 3.10.7.4 acceptability test drops it unread. Two sides that both
+// timed out would then drop each other's ACKs for ever (seen in the lossy
+// wire test); Linux never moves SND.NXT back, so its ACKs never go old.
 tcp_segment connection::ack_segment(std::uint64_t now_ns) {
-  tcp_segment ack = make_segment(tcp_control::none, snd_nxt_, now_ns);
+  tcp_segment ack = make_segment(tcp_control::none, snd_max_, now_ns);
   note_sent(ack);
   return ack;
 }

@@ -101,27 +101,23 @@ void connection::schedule_ack(std::size_t bytes, std::uint64_t now_ns) {
   }
 }
 
-// The right edge the free buffer space allows now: RCV.NXT + free, where
-// the free space includes the out-of-order bytes past RCV.NXT.
-seq32 connection::buffer_edge() const {
+// The right edge to offer: RCV.NXT + the free buffer space (which includes
+// the out-of-order bytes past RCV.NXT), moved only by at least
+// min(RCV.BUFF / 2, Eff.snd.MSS) (RFC 1122 4.2.3.3, receiver silly window
+// avoidance) and never left of what was offered (RFC 9293 3.8.6.2.2).
+seq32 connection::offered_edge() const {
   const std::size_t most = std::size_t(0xffff) << rcv_wscale_;
-  return rcv_nxt_ + std::uint32_t(std::min(rcv_buf_.free(), most));
-}
-
-// RFC 1122 4.2.3.3: move the right edge only by at least
-// min(RCV.BUFF / 2, Eff.snd.MSS) (receiver silly window avoidance).
-std::uint32_t connection::sws_step() const {
-  return std::uint32_t(std::min<std::size_t>(rcv_buf_.capacity() / 2, eff_mss_));
+  const seq32 edge = rcv_nxt_ + std::uint32_t(std::min(rcv_buf_.free(), most));
+  const auto step = std::int32_t(std::min<std::size_t>(rcv_buf_.capacity() / 2, eff_mss_));
+  return edge - rcv_adv_ < step ? seq_max(rcv_adv_, rcv_nxt_) : edge;
 }
 
 std::uint16_t connection::advertise_window() {
+  const seq32 edge = offered_edge();
   rcv_adv_ = seq_max(rcv_adv_, rcv_nxt_);
-  seq32 edge = buffer_edge();
-  if (edge - rcv_adv_ < std::int32_t(sws_step())) edge = rcv_adv_;
-  // RFC 9293 3.8.6.2.2: the window is never shrunk. Rounding to the scale
-  // goes down, except where that would move the edge left (RFC 7323 2.4).
-  const std::uint32_t wnd = std::uint32_t(edge - rcv_nxt_);
-  std::uint32_t field = wnd >> rcv_wscale_;
+  // Rounding to the scale goes down, except where that would move the edge
+  // left (RFC 7323 2.4).
+  std::uint32_t field = std::uint32_t(edge - rcv_nxt_) >> rcv_wscale_;
   if (rcv_nxt_ + (field << rcv_wscale_) < rcv_adv_) ++field;
   field = std::min<std::uint32_t>(field, 0xffff);
   rcv_adv_ = seq_max(rcv_adv_, rcv_nxt_ + (field << rcv_wscale_));
@@ -134,9 +130,8 @@ std::uint16_t connection::advertise_window() {
 bool connection::window_update_due() const {
   if (state_ != tcp_state::established && state_ != tcp_state::fin_wait_1 && state_ != tcp_state::fin_wait_2)
     return false;
-  const seq32 edge = buffer_edge();
-  if (edge - rcv_adv_ < std::int32_t(sws_step())) return false;
-  return std::uint32_t(edge - rcv_nxt_) >= 2 * receive_window();
+  const seq32 edge = offered_edge();
+  return edge > rcv_adv_ && std::uint32_t(edge - rcv_nxt_) >= 2 * receive_window();
 }
 
 }  // namespace affine::stack::tcp

@@ -33,10 +33,10 @@ struct tcp_sack_block {
 };
 
 struct tcp_options {
-  std::optional<std::uint16_t> mss;          // RFC 9293 3.7.1, SYN only
-  std::optional<std::uint8_t> window_scale;  // RFC 7323 2.2, SYN only; shift count (<= 14 after clamping)
+  std::optional<std::uint16_t> mss{};          // RFC 9293 3.7.1, SYN only
+  std::optional<std::uint8_t> window_scale{};  // RFC 7323 2.2, SYN only; shift count (<= 14 after clamping)
   bool sack_permitted = false;               // RFC 2018 2, SYN only
-  std::optional<tcp_timestamps> timestamps;  // RFC 7323 3.2
+  std::optional<tcp_timestamps> timestamps{};  // RFC 7323 3.2
   std::uint8_t sack_count = 0;
   tcp_sack_block sack[4]{};
   friend constexpr bool operator==(const tcp_options&, const tcp_options&) = default;
@@ -47,13 +47,13 @@ struct tcp_segment {
   std::uint16_t dst_port = 0;
   tcp_control control = tcp_control::none;
   bool psh = false;
-  seq32 seq;
-  std::optional<seq32> ack;  // present iff the ACK flag is set
+  seq32 seq{};
+  std::optional<seq32> ack{};  // present iff the ACK flag is set
   std::uint16_t window = 0;  // as on the wire (not scaled)
   bool urg = false;          // URG flag; the urgent pointer is ignored (RFC 6093)
   std::uint16_t urgent_pointer = 0;
-  tcp_options options;
-  std::span<const std::byte> payload;
+  tcp_options options{};
+  std::span<const std::byte> payload{};
 
   // Sequence space the segment occupies: payload plus one for SYN and FIN
   // (RFC 9293 3.4, SEG.LEN).

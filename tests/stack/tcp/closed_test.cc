@@ -1,6 +1,9 @@
 // CLOSED (RFC 9293 3.10.7.1): a segment for a connection that no longer
 // exists is answered with a RST that its sender will accept.
 
+#include <set>
+#include <string_view>
+
 #include "stack/tcp/reset.hh"
 #include "tests/stack/tcp/harness.hh"
 
@@ -74,6 +77,22 @@ TEST_P(Closed, ResetForFreeFunctionSwapsPorts_RFC9293_3_10_7_1) {
 }
 
 TCP_IN_BOTH_SEQUENCE_SPACES(Closed);
+
+TEST(Names, DropReasonsHaveDistinctNamesForTheCounters) {
+  std::set<std::string_view> names;
+  for (int r = 0; r <= int(drop_reason::data_after_close); ++r) {
+    const std::string_view name = to_string(drop_reason(r));
+    EXPECT_NE(name, "?");
+    EXPECT_TRUE(names.insert(name).second) << name;
+  }
+  EXPECT_EQ(to_string(drop_reason::out_of_window), "out_of_window");
+}
+
+TEST(Names, StatesAreNamedAsInRfc9293) {
+  EXPECT_EQ(to_string(tcp_state::syn_received), "SYN-RECEIVED");
+  EXPECT_EQ(to_string(tcp_state::fin_wait_2), "FIN-WAIT-2");
+  EXPECT_EQ(to_string(tcp_state::time_wait), "TIME-WAIT");
+}
 
 }  // namespace
 }  // namespace affine::stack::tcp::testing

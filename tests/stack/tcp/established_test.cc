@@ -213,6 +213,35 @@ TEST_P(Established, SendBufferIsBounded) {
 
 TCP_IN_BOTH_SEQUENCE_SPACES(Established);
 
+// SO_LINGER: close() from ESTABLISHED with a linger time set.
+class Linger : public tcp_test {};
+
+TEST_P(Linger, ZeroLingerMakesCloseSendReset) {
+  config.linger_ns = 0;
+  establish();
+  app_close();
+  expect({.control = rst, .seq = iss + 1});
+  EXPECT_EQ(conn().state(), tcp_state::closed);
+}
+
+TEST_P(Linger, LingerResetsACloseThatDoesNotFinishInTime) {
+  config.linger_ns = 1000 * ms;
+  establish();
+  app_write("abc");
+  expect({.seq = iss + 1, .ack = rn + 1, .payload = "abc", .psh = true});
+  app_close();
+  expect({.control = fin, .seq = iss + 4, .ack = rn + 1});
+  advance(200);
+  expect({.control = fin, .seq = iss + 1, .ack = rn + 1, .payload = "abc", .psh = true});
+  advance(400);
+  expect({.control = fin, .seq = iss + 1, .ack = rn + 1, .payload = "abc", .psh = true});
+  advance(400);
+  expect({.control = rst, .seq = iss + 5});
+  EXPECT_EQ(conn().state(), tcp_state::closed);
+}
+
+TCP_IN_BOTH_SEQUENCE_SPACES(Linger);
+
 class EstablishedPassive : public tcp_test {
  protected:
   void SetUp() override { establish_passive(); }

@@ -233,6 +233,12 @@ std::string harness::app_read(std::size_t n) {
   return std::string(reinterpret_cast<const char*>(buf.data()), *r);
 }
 
+void harness::write_segments(std::uint32_t count) {
+  app_write(std::size_t(count) * 1000);
+  for (std::uint32_t k = 0; k < count; ++k)
+    expect({.seq = iss + 1 + 1000 * k, .ack = rn + 1, .payload = pattern(1000 * k, 1000), .psh = k + 1 == count});
+}
+
 void harness::app_close() {
   conn().close(now);
   run_output();

@@ -102,6 +102,9 @@ class harness : public ::testing::Test {
   std::size_t app_write(std::size_t n);
   std::size_t app_write(std::string_view text);
   std::string app_read(std::size_t n = SIZE_MAX);
+  // Right after establish(): writes `count` segments' worth (MSS 1000) of
+  // the pattern and expects them all, PSH on the last.
+  void write_segments(std::uint32_t count);
   void app_close();
   void app_shutdown();
   void app_abort();

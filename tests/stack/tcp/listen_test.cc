@@ -150,6 +150,16 @@ TEST_P(Listen, DestroyedConnectionLeavesTheQueues) {
   EXPECT_EQ(lst().accept(), nullptr);
 }
 
+TEST_P(Listen, ConnectionResetBeforeAcceptIsStillHandedOut) {
+  listen();
+  handshake(40001);
+  send({.control = rst, .seq = rn + 1, .peer = 40001});
+  connection* c = lst().accept();
+  ASSERT_EQ(c, &conn(40001));
+  EXPECT_EQ(c->state(), tcp_state::closed);
+  EXPECT_EQ(c->error(), std::make_error_code(std::errc::connection_reset));
+}
+
 TEST_P(Listen, DestroyedListenerResetsWhatWasNotAccepted) {
   listen();
   handshake(40001);

@@ -1,13 +1,14 @@
 #pragma once
 // Round-trip times in bounded memory: log-linear buckets (64 per power of
-// two, about 1.6% wide), so a client of any length keeps a fixed size.
+// two, about 1.6% wide), so a client of any length keeps a fixed size and
+// add() allocates nothing. Shared by the apps' load generators.
 
 #include <algorithm>
 #include <array>
 #include <bit>
 #include <cstdint>
 
-namespace affine_echo {
+namespace affine_apps {
 
 class latency_histogram {
  public:
@@ -48,4 +49,4 @@ class latency_histogram {
   std::uint64_t total_ = 0;
 };
 
-}  // namespace affine_echo
+}  // namespace affine_apps

@@ -1,0 +1,48 @@
+#pragma once
+// affine-rr's command line (what affine::run leaves after --config/--set):
+//
+//   affine-rr server [--port N]
+//   affine-rr client --to IP:PORT [--flows F] [--request-size B] [--response-size B]
+//                    [--duration-s S] [--warmup-s W] [--timeout-ms T] [--variant NAME]
+//   affine-rr client --bulk --to IP:PORT [--flows F] [--duration-s S] [--timeout-ms T] [--variant NAME]
+//
+// The server takes its message sizes from each client's hello
+// (apps/rr/protocol.hh), so it has none of its own.
+
+#include <cstdint>
+#include <expected>
+#include <span>
+#include <string>
+
+#include "affine/net.hh"
+#include "apps/common/args.hh"
+
+namespace affine_rr {
+
+struct server_options {
+  std::uint16_t port = 0;  // 0: the backend picks one (printed at start)
+};
+
+struct client_options {
+  affine::net::endpoint to;
+  bool bulk = false;                // one-way bulk transfer instead of request/response
+  unsigned flows = 1;               // concurrent connections, one fiber each
+  std::uint32_t request_bytes = 64;
+  std::uint32_t response_bytes = 64;
+  double duration_s = 10;           // measured
+  double warmup_s = 1;              // request/response only: run, but not measured, first
+  std::uint64_t timeout_ms = 10'000;  // per connect, read or write
+  std::string variant;              // the JSON line's "variant"; default: "rr" or "bulk"
+};
+
+struct options {
+  affine_apps::role what = affine_apps::role::server;
+  server_options server;
+  client_options client;
+};
+
+// Errors are one line, without the "affine-rr: " prefix.
+std::expected<options, std::string> parse_args(std::span<const std::string> args);
+std::string usage();
+
+}  // namespace affine_rr

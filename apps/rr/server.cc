@@ -1,0 +1,118 @@
+#include "apps/rr/server.hh"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "affine/affine.hh"
+#include "affine/net.hh"
+#include "apps/common/serve.hh"
+#include "apps/rr/protocol.hh"
+
+namespace affine_rr {
+
+namespace {
+
+using namespace affine;
+
+// For each write (a client that stops reading).
+constexpr std::uint64_t io_timeout_ns = 10'000'000'000;
+
+struct totals {
+  std::atomic<std::uint64_t> transactions{0};
+  std::atomic<std::uint64_t> bulk_bytes{0};
+  std::atomic<std::uint64_t> errors{0};
+  std::atomic<bool> error_logged{false};
+
+  // Counts every failed connection; logs the first (a client killed
+  // mid-run fails all its flows alike).
+  void fail(const net::tcp_stream& s, std::string_view what) {
+    errors.fetch_add(1, std::memory_order_relaxed);
+    if (!error_logged.exchange(true))
+      fmt::print(stderr, "affine-rr: connection from {}: {}\n", s.remote().to_string(), what);
+  }
+};
+
+// All of `buf`: true; the stream ended (or a stop came) before its first
+// byte: false. A stream that ends mid-message is an error; a stop ends the
+// wait for the rest too, so a stalled client cannot delay the exit.
+std::expected<bool, std::error_code> receive(net::tcp_stream& s, std::span<std::byte> buf) {
+  for (std::size_t got = 0; got < buf.size();) {
+    auto n = affine_apps::read_unless_stopped(s, buf.subspan(got));
+    if (!n && n.error() == std::errc::operation_canceled) return false;
+    if (!n) return std::unexpected(n.error());
+    if (*n == 0) return got == 0 ? std::expected<bool, std::error_code>(false)
+                                 : std::unexpected(std::make_error_code(std::errc::connection_reset));
+    got += *n;
+  }
+  return true;
+}
+
+void answer(net::tcp_stream& s, const hello& h, totals& t) {
+  std::vector<std::byte> request(h.request_bytes), response(h.response_bytes);
+  const std::size_t tag = std::min({request_tag_size, request.size(), response.size()});
+  std::uint64_t served = 0;  // added to the totals once: no shared cache line per transaction
+  for (;;) {
+    auto got = receive(s, request);
+    if (!got) t.fail(s, "request: " + got.error().message());
+    if (!got || !*got) break;
+    std::memcpy(response.data(), request.data(), tag);
+    if (auto w = s.write(response, now_ns() + io_timeout_ns); !w) {
+      t.fail(s, "response: " + w.error().message());
+      break;
+    }
+    ++served;
+  }
+  t.transactions.fetch_add(served, std::memory_order_relaxed);
+}
+
+void sink(net::tcp_stream& s, totals& t) {
+  std::vector<std::byte> buf(bulk_chunk_bytes);
+  std::uint64_t received = 0;
+  for (;;) {
+    auto n = affine_apps::read_unless_stopped(s, buf);
+    if (!n && n.error() == std::errc::operation_canceled) return;
+    if (!n) return t.fail(s, "bulk read: " + n.error().message());
+    if (*n == 0) break;
+    received += *n;
+  }
+  t.bulk_bytes.fetch_add(received, std::memory_order_relaxed);
+  if (auto w = s.write(encode_u64(received), now_ns() + io_timeout_ns); !w)
+    t.fail(s, "bulk count: " + w.error().message());
+}
+
+void serve(net::tcp_stream s, totals& t) {
+  std::array<std::byte, hello_size> raw;
+  auto got = receive(s, raw);
+  if (!got) return t.fail(s, "hello: " + got.error().message());
+  if (!*got) return;
+  auto h = decode(raw);
+  if (!h) return t.fail(s, h.error());
+  if (h->what == mode::bulk) return sink(s, t);
+  answer(s, *h, t);
+}
+
+}  // namespace
+
+int run_server(const server_options& o) {
+  affine_apps::stop_on_signals();
+  auto l = net::listen({.local = {net::any_address, o.port}, .backlog = 1024, .accepted = {.no_delay = true}});
+  if (!l) {
+    fmt::print(stderr, "affine-rr: listen on port {}: {}\n", o.port, l.error().message());
+    return 1;
+  }
+  fmt::print("{{\"app\":\"rr\",\"role\":\"server\",\"port\":{}}}\n", l->local().port);
+  std::fflush(stdout);
+
+  totals t;
+  const auto r = affine_apps::serve_until_stopped(*l, "affine-rr", [&t](net::tcp_stream s) { serve(std::move(s), t); });
+  fmt::print("{{\"app\":\"rr\",\"role\":\"server\",\"connections\":{},\"transactions\":{},\"bulk_bytes\":{},\"errors\":{}}}\n",
+             r.accepted, t.transactions.load(), t.bulk_bytes.load(), t.errors.load());
+  return r.code;
+}
+
+}  // namespace affine_rr

@@ -1,0 +1,147 @@
+# bench/rr/pair.sh: sourced by bench/rr/run and bench/bulk/run. One affine-rr
+# server (core 0) and one client (core 1) per measured run, on one of two
+# variants:
+#   kernel-loopback  no [[port]]: kernel sockets through io_uring, 127.0.0.1
+#   affine-memif     one dpdk [[port]] each, joined by net_memif: affine's
+#                    stack on both sides, 10.77.1.1 (server) and .2 (client)
+# A run prints the client's JSON line, or one with "error" (the first line
+# the failing process wrote on stderr) and no figures; nothing here waits
+# without a bound.
+
+pair_variants="kernel-loopback affine-memif"
+pair_exe=
+pair_dir=
+pair_server=
+pair_client=
+pair_sets=()  # --set K=V for both processes, from the command line
+
+pair_stop() {  # pid: SIGTERM, 5 s to exit, then SIGKILL
+  local pid=$1
+  [ -n "$pid" ] || return 0
+  kill -TERM "$pid" 2>/dev/null || true
+  for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+}
+
+pair_cleanup() {
+  pair_stop "$pair_client"
+  pair_stop "$pair_server"
+  rm -rf "$pair_dir"
+  # EAL's runtime directories (empty with --no-shconf, but left behind)
+  rm -rf /var/run/dpdk/affine-rr-$$-* "${XDG_RUNTIME_DIR:-/tmp}"/dpdk/affine-rr-$$-*
+}
+
+pair_write_config() {  # role ip
+  cat >"$pair_dir/$1.toml" <<TOML
+[[port]]
+driver = "dpdk"
+eal = ["--no-huge", "--no-pci", "--no-shconf", "--no-telemetry", "-m", "256", "--file-prefix=affine-rr-$$-$1",
+       "--vdev=net_memif0,role=$1,socket=$pair_dir/memif.sock"]
+queues = 1
+ip = "$2/24"
+TOML
+}
+
+pair_init() {  # build affine-rr, make the temporary directory and the memif configurations
+  ninja -C "$AFFINE_BUILD" apps/rr/affine-rr >/dev/null
+  pair_exe="$AFFINE_BUILD/apps/rr/affine-rr"
+  pair_dir=$(mktemp -d /tmp/affine-bench-rr.XXXXXX)
+  trap pair_cleanup EXIT
+  pair_write_config server 10.77.1.1
+  pair_write_config client 10.77.1.2
+}
+
+pair_error() {  # bench variant message: one JSON line
+  python3 -c 'import json, sys; print(json.dumps({"bench": sys.argv[1], "variant": sys.argv[2], "error": sys.argv[3]}, separators=(",", ":")))' "$@"
+}
+
+pair_first_line() {  # file: its first non-empty line, or the second argument
+  local l
+  l=$(grep -m1 -v '^[[:space:]]*$' "$1" 2>/dev/null || true)
+  echo "${l:-$2}"
+}
+
+# bench variant limit_s client-args...: one JSON line on stdout. The client
+# is killed after limit_s seconds.
+pair_run() {
+  local bench=$1 variant=$2 limit=$3
+  shift 3
+  local config=() host=127.0.0.1 client_core=1 port line rc=0
+  [ "$(nproc)" -ge 2 ] || client_core=0
+  if [ "$variant" = affine-memif ]; then
+    config=(--config "$pair_dir/server.toml")
+    host=10.77.1.1
+  fi
+  rm -f "$pair_dir/memif.sock"
+  local quiet=(--set 'log.level="warn"' "${pair_sets[@]}")
+  : >"$pair_dir/server.out"  # before the server's own redirection, which its fork does later
+  "$pair_exe" "${config[@]}" "${quiet[@]}" --set 'reactor.cores="0"' server \
+    >"$pair_dir/server.out" 2>"$pair_dir/server.err" &
+  pair_server=$!
+  for _ in $(seq 200); do  # its first line says it listens, and on which port
+    port=$(sed -n '1s/.*"port":\([0-9]*\).*/\1/p' "$pair_dir/server.out")
+    [ -n "$port" ] && break
+    kill -0 "$pair_server" 2>/dev/null || break
+    sleep 0.05
+  done
+  if [ -z "$port" ]; then
+    pair_stop "$pair_server"
+    pair_server=
+    pair_error "$bench" "$variant" "server: $(pair_first_line "$pair_dir/server.err" "no port line within 10 s")"
+    return
+  fi
+  [ "$variant" = affine-memif ] && config=(--config "$pair_dir/client.toml")
+  timeout -k 5 "$limit" "$pair_exe" "${config[@]}" "${quiet[@]}" --set "reactor.cores=\"$client_core\"" client \
+    --to "$host:$port" --variant "$variant" "$@" >"$pair_dir/client.out" 2>"$pair_dir/client.err" &
+  pair_client=$!
+  wait "$pair_client" || rc=$?
+  pair_client=
+  pair_stop "$pair_server"
+  pair_server=
+  line=$(grep -m1 '^{"bench"' "$pair_dir/client.out" || true)
+  if [ "$rc" -eq 0 ] && [ -n "$line" ]; then
+    echo "$line"
+  elif [ -n "$line" ]; then  # every flow failed: its first error
+    pair_error "$bench" "$variant" "client: $(python3 -c 'import json, sys; print(json.loads(sys.argv[1]).get("first_error", "exit status '"$rc"'"))' "$line")"
+  elif [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+    pair_error "$bench" "$variant" "client: still running after $limit s, killed"
+  else
+    pair_error "$bench" "$variant" "client: $(pair_first_line "$pair_dir/client.err" "exit status $rc, no output")"
+  fi
+}
+
+# runs-file bench rounds params-json figure...: one line per
+# variant, each figure the median over the rounds that measured it. A
+# variant with failed rounds says how many and the first error; one with no
+# good round has no figures.
+pair_summary() {
+  python3 - "$@" <<'PY'
+import json, statistics, sys
+path, bench, rounds, params, figures = sys.argv[1], sys.argv[2], int(sys.argv[3]), json.loads(sys.argv[4]), sys.argv[5:]
+runs = [json.loads(l) for l in open(path) if l.strip()]
+for variant in ("kernel-loopback", "affine-memif"):
+    mine = [r for r in runs if r["variant"] == variant]
+    if not mine:
+        continue
+    good, errors = [], []
+    for r in mine:
+        missing = [f for f in figures if f not in r]
+        if "error" in r:
+            errors.append(r["error"])
+        elif missing:
+            errors.append("no transaction completed in the measured window")
+        else:
+            good.append(r)
+    line = {"bench": bench, "variant": variant, **params, "rounds": rounds}
+    for f in figures if good else ():
+        m = statistics.median(r[f] for r in good)
+        line[f] = round(m) if f.endswith("_per_s") else round(m, 2)
+    if good:
+        line["errors"] = sum(r["errors"] for r in good)
+    if errors:
+        line["failed_rounds"] = len(errors)
+        line["error"] = errors[0]
+    print(json.dumps(line, separators=(",", ":")))
+PY
+}

@@ -1,0 +1,112 @@
+// Fast retransmit and NewReno recovery (RFC 5681 3.2, RFC 6582 3.2): the
+// connection counts duplicate ACKs and keeps `recover`; the congestion
+// controller moves cwnd and ssthresh.
+
+#include "tests/stack/tcp/harness.hh"
+
+namespace affine::stack::tcp::testing {
+namespace {
+
+class FastRetransmit : public tcp_test {
+ protected:
+  // Five segments in flight.
+  void enter() {
+    establish();
+    write_segments(5);
+  }
+  drop_reason dup_ack(std::optional<std::uint16_t> window = std::nullopt) {
+    return send({.seq = rn + 1, .ack = iss + 1, .window = window});
+  }
+  // Three duplicate ACKs and the retransmission of the first segment.
+  void enter_recovery() {
+    enter();
+    dup_ack();
+    dup_ack();
+    dup_ack();
+    expect({.seq = iss + 1, .ack = rn + 1, .payload = pattern(0, 1000)});
+  }
+};
+
+TEST_P(FastRetransmit, ThirdDuplicateAckResendsTheMissingSegment_RFC5681_3_2) {
+  enter();
+  dup_ack();
+  dup_ack();
+  expect_nothing();
+  dup_ack();
+  expect({.seq = iss + 1, .ack = rn + 1, .payload = pattern(0, 1000)});
+  EXPECT_EQ(conn().congestion().ssthresh(), 2500u);  // max(FlightSize / 2, 2 * SMSS)
+  EXPECT_EQ(conn().congestion().cwnd(), 5500u);      // ssthresh + 3 * SMSS
+  EXPECT_EQ(conn().stats().fast_retransmits, 1u);
+  EXPECT_EQ(conn().stats().duplicate_acks, 3u);
+}
+
+TEST_P(FastRetransmit, FurtherDuplicatesInflateCwndAndReleaseNewData_RFC6582_3_2_Step4) {
+  enter_recovery();
+  app_write(2000);
+  expect_nothing();  // cwnd 5500 with 5000 in flight
+  dup_ack();
+  expect({.seq = iss + 5001, .ack = rn + 1, .payload = pattern(5000, 1000)});
+  dup_ack();
+  expect({.seq = iss + 6001, .ack = rn + 1, .payload = pattern(6000, 1000), .psh = true});
+  EXPECT_EQ(conn().congestion().cwnd(), 7500u);
+}
+
+TEST_P(FastRetransmit, PartialAckResendsTheNextHole_RFC6582_3_2_Step5) {
+  enter_recovery();
+  send({.seq = rn + 1, .ack = iss + 1001});
+  expect({.seq = iss + 1001, .ack = rn + 1, .payload = pattern(1000, 1000)});
+  EXPECT_EQ(conn().congestion().cwnd(), 5500u);  // deflated by 1000, plus one SMSS back
+  EXPECT_EQ(conn().stats().fast_retransmits, 2u);
+}
+
+TEST_P(FastRetransmit, FullAckEndsRecovery_RFC6582_3_2_Step6) {
+  enter_recovery();
+  send({.seq = rn + 1, .ack = iss + 5001});
+  expect_nothing();
+  EXPECT_EQ(conn().congestion().cwnd(), 2000u);  // min(ssthresh, max(FlightSize, SMSS) + SMSS)
+}
+
+TEST_P(FastRetransmit, NoSecondReductionForLossBeforeATimeout_RFC6582_4) {
+  enter();
+  advance(200);
+  expect({.seq = iss + 1, .ack = rn + 1, .payload = pattern(0, 1000)});
+  dup_ack();
+  dup_ack();
+  dup_ack();
+  expect_nothing();
+  EXPECT_EQ(conn().congestion().cwnd(), 1000u);
+  EXPECT_EQ(conn().stats().fast_retransmits, 0u);
+}
+
+TEST_P(FastRetransmit, AckCarryingDataIsNoDuplicate_RFC5681_2) {
+  enter();
+  send({.seq = rn + 1, .ack = iss + 1, .payload = "x"});
+  send({.seq = rn + 2, .ack = iss + 1, .payload = "y"});
+  send({.seq = rn + 3, .ack = iss + 1, .payload = "z"});
+  expect_nothing();
+  EXPECT_EQ(conn().stats().duplicate_acks, 0u);
+}
+
+TEST_P(FastRetransmit, AckChangingTheWindowIsNoDuplicate_RFC5681_2) {
+  enter();
+  dup_ack(60000);
+  dup_ack(59000);
+  dup_ack(58000);
+  expect_nothing();
+  EXPECT_EQ(conn().stats().duplicate_acks, 0u);
+}
+
+TEST_P(FastRetransmit, AcksWithNothingOutstandingAreNoDuplicates_RFC5681_2) {
+  enter();
+  send({.seq = rn + 1, .ack = iss + 5001});
+  send({.seq = rn + 1, .ack = iss + 5001});
+  send({.seq = rn + 1, .ack = iss + 5001});
+  send({.seq = rn + 1, .ack = iss + 5001});
+  expect_nothing();
+  EXPECT_EQ(conn().stats().duplicate_acks, 0u);
+}
+
+TCP_IN_BOTH_SEQUENCE_SPACES(FastRetransmit);
+
+}  // namespace
+}  // namespace affine::stack::tcp::testing
