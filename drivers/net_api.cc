@@ -46,6 +46,7 @@ std::string endpoint::to_string() const { return fmt::format("{}:{}", addr.to_st
 
 // ---- tcp_stream ---------------------------------------------------------------
 
+tcp_stream::tcp_stream() = default;
 tcp_stream::tcp_stream(std::unique_ptr<detail::stream_impl> impl) : impl_(std::move(impl)) {}
 tcp_stream::tcp_stream(tcp_stream&&) noexcept = default;
 tcp_stream& tcp_stream::operator=(tcp_stream&& o) noexcept {
@@ -112,6 +113,7 @@ endpoint tcp_stream::remote() const { return impl_ ? impl_->remote() : endpoint{
 
 // ---- tcp_listener -----------------------------------------------------------------
 
+tcp_listener::tcp_listener() = default;
 tcp_listener::tcp_listener(std::unique_ptr<detail::listener_impl> impl) : impl_(std::move(impl)) {}
 tcp_listener::tcp_listener(tcp_listener&&) noexcept = default;
 tcp_listener& tcp_listener::operator=(tcp_listener&& o) noexcept {
@@ -139,6 +141,40 @@ void tcp_listener::close() {
   }
 }
 
+// ---- udp_socket -----------------------------------------------------------------------
+
+udp_socket::udp_socket() = default;
+udp_socket::udp_socket(std::unique_ptr<detail::udp_impl> impl) : impl_(std::move(impl)) {}
+udp_socket::udp_socket(udp_socket&&) noexcept = default;
+udp_socket& udp_socket::operator=(udp_socket&& o) noexcept {
+  if (this != &o) {
+    close();
+    impl_ = std::move(o.impl_);
+  }
+  return *this;
+}
+udp_socket::~udp_socket() { close(); }
+
+std::expected<void, std::error_code> udp_socket::send_to(endpoint to, std::span<const std::byte> datagram) {
+  if (!impl_) return not_open();
+  return impl_->send_to(to, datagram);
+}
+
+std::expected<udp_socket::datagram_info, std::error_code> udp_socket::recv_from(std::span<std::byte> buf,
+                                                                                std::uint64_t deadline_ns) {
+  if (!impl_) return not_open();
+  return impl_->recv_from(buf, deadline_ns);
+}
+
+endpoint udp_socket::local() const { return impl_ ? impl_->local() : endpoint{}; }
+
+void udp_socket::close() {
+  if (impl_) {
+    impl_->close();
+    impl_.reset();
+  }
+}
+
 // ---- entry points ---------------------------------------------------------------------
 
 std::expected<tcp_listener, std::error_code> listen(const listen_options& opts) {
@@ -155,6 +191,14 @@ std::expected<tcp_stream, std::error_code> connect(endpoint to, std::uint64_t de
   auto s = b->connect(to, deadline_ns, opts);
   if (!s) return std::unexpected(s.error());
   return tcp_stream(std::move(*s));
+}
+
+std::expected<udp_socket, std::error_code> bind_udp(const udp_options& opts) {
+  detail::backend* b = detail::current_backend();
+  if (b == nullptr) return std::unexpected(std::make_error_code(std::errc::network_down));
+  auto u = b->bind_udp(opts);
+  if (!u) return std::unexpected(u.error());
+  return udp_socket(std::move(*u));
 }
 
 }  // namespace affine::net

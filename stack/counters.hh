@@ -64,6 +64,11 @@ class core_counters {
   // Non-zero drop counters by name ("ipv4.bad_checksum", "tcp.paws", "no_mbuf").
   std::vector<std::pair<std::string, std::uint64_t>> nonzero() const;
 
+  // Busy polling (seed 001): why each poll ended (policy::poll_exit order),
+  // and the packets busy-polling fibers received.
+  std::array<std::atomic<std::uint64_t>, 6> busy_poll_exits{};
+  std::atomic<std::uint64_t> busy_poll_packets{0};
+
   // Traffic.
   std::atomic<std::uint64_t> rx_packets{0}, tx_packets{0}, tcp_segments_in{0}, tcp_segments_out{0};
   std::atomic<std::uint64_t> arp_requests_sent{0}, arp_replies_sent{0}, icmp_echo_replies{0};

@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "affine/fiber.hh"
+#include "reactor/core.hh"
 #include "stack/per_core.hh"
 #include "stack/stack.hh"
 #include "stack/wire/arp.hh"
@@ -163,13 +164,25 @@ void stack::icmp_in(per_core& pc, const ipv4_header& ip, std::span<const std::by
   pc.counters.count(drop::icmp_ignored);
 }
 
-// UDP sockets are not carried yet: every datagram is answered with port
+// RFC 768 / RFC 1122 4.1.3.5: a datagram goes to the port bound for it
+// (copied into its bounded queue); with none bound it is answered with port
 // unreachable (RFC 1122 4.1.3.1), never to a broadcast (RFC 1122 3.2.2).
 void stack::udp_in(per_core& pc, const ipv4_header& ip, std::span<const std::byte> bytes, bool l4_checked,
                    std::uint64_t now) {
   auto u = udp_view::parse(bytes, ip.src, ip.dst, l4_checked ? checksum_mode::offload : checksum_mode::software);
   if (!u) {
     pc.counters.count(layer::udp, u.error());
+    return;
+  }
+  if (udp_socket* s = find_udp(u->dst_port(), ip.dst)) {
+    s->lock.lock();
+    const bool queued = !s->closed && s->push({{ip.src}, u->src_port()}, u->payload());
+    // A wakeup from the RX path is sync, as the kernel's sock_def_readable;
+    // the placement policy decides whether that counts (seed 000).
+    if (queued) s->readers.notify_one(detail::this_core()->current == nullptr);
+    s->lock.unlock();
+    s->unref();
+    if (!queued) pc.counters.count(drop::udp_queue_full);
     return;
   }
   pc.counters.count(drop::udp_no_socket);

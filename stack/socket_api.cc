@@ -7,6 +7,7 @@
 
 #include "affine/fiber.hh"
 #include "reactor/core.hh"
+#include "reactor/runtime_state.hh"
 #include "stack/per_core.hh"
 #include "stack/stack.hh"
 
@@ -26,10 +27,18 @@ class stream final : public net::detail::stream_impl {
 
   std::expected<std::size_t, std::error_code> read(std::span<std::byte> buf, std::uint64_t deadline) override {
     if (!s_) return std::unexpected(err(std::errc::bad_file_descriptor));
+    bool polled = false;
     for (;;) {
       s_->lock.lock();
       auto r = s_->conn.recv(buf);
       if (r && *r == 0 && !buf.empty() && !s_->conn.eof() && s_->conn.state() != tcp::tcp_state::closed) {
+        if (!polled && detail::this_core()->rt->policy.busy_poll_budget_ns > 0) {
+          // Seed 001: poll the flow's RX queues for a while before sleeping.
+          s_->lock.unlock();
+          polled = true;
+          st().busy_poll(*s_);
+          continue;
+        }
         if (now_ns() >= deadline) {
           s_->lock.unlock();
           return std::unexpected(err(std::errc::timed_out));
@@ -177,9 +186,65 @@ class listener final : public net::detail::listener_impl {
   listen_socket* l_;
 };
 
+// A bound UDP port. The handle keeps its reference until destroyed, so a
+// recv_from woken by close() from another fiber still finds the socket.
+class udp_handle final : public net::detail::udp_impl {
+ public:
+  udp_handle(stack& st, udp_socket* u) : st_(st), u_(u) {}
+  ~udp_handle() override {
+    close();
+    u_->unref();
+  }
+
+  std::expected<void, std::error_code> send_to(net::endpoint to, std::span<const std::byte> datagram) override {
+    if (closed_.load(std::memory_order_relaxed)) return std::unexpected(err(std::errc::bad_file_descriptor));
+    return st_.send_udp(u_->local().port, to, datagram);
+  }
+
+  std::expected<net::udp_socket::datagram_info, std::error_code> recv_from(std::span<std::byte> buf,
+                                                                           std::uint64_t deadline) override {
+    // Held for the call: the handle may be destroyed by a close() meanwhile.
+    udp_socket* u = u_;
+    u->ref();
+    u->lock.lock();
+    while (u->empty()) {
+      if (u->closed || now_ns() >= deadline) {
+        const auto e = u->closed ? std::errc::operation_canceled : std::errc::timed_out;
+        u->lock.unlock();
+        u->unref();
+        return std::unexpected(err(e));
+      }
+      u->readers.wait(u->lock, deadline);
+      u->lock.lock();
+    }
+    const auto got = u->pop(buf);
+    u->lock.unlock();
+    u->unref();
+    return got;
+  }
+
+  net::endpoint local() const override { return u_->local(); }
+
+  void close() override {
+    if (!closed_.exchange(true)) st_.close_udp(u_);
+  }
+
+ private:
+  stack& st_;
+  udp_socket* u_;  // a reference
+  std::atomic<bool> closed_{false};
+};
+
 class stack_backend final : public net::detail::backend {
  public:
   explicit stack_backend(stack& st) : st_(st) {}
+
+  std::expected<std::unique_ptr<net::detail::udp_impl>, std::error_code> bind_udp(
+      const net::udp_options& opts) override {
+    auto u = st_.bind_udp(opts);
+    if (!u) return std::unexpected(u.error());
+    return std::make_unique<udp_handle>(st_, *u);
+  }
 
   std::expected<std::unique_ptr<net::detail::listener_impl>, std::error_code> listen(
       const net::listen_options& opts) override {

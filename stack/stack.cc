@@ -2,6 +2,8 @@
 
 #include <rte_mbuf.h>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "affine/log.hh"
@@ -65,6 +67,11 @@ stack::~stack() {
     listeners_.clear();
   }
   for (listen_socket* l : ls) l->unref();
+  {
+    std::lock_guard g(udp_lock_);
+    for (auto& [port, u] : udp_ports_) u->unref();
+    udp_ports_.clear();
+  }
   for (auto& pc : cores_)
     for (tcp_socket* s : pc->timed) s->unref();
   std::lock_guard g(arp_lock_);
@@ -93,6 +100,8 @@ tcp::connection_config stack::connection_config(const net::stream_options& opts)
   c.keepalive.enabled = opts.keepalive;
   if (opts.send_buffer != 0) c.send_buffer = opts.send_buffer;
   if (opts.receive_buffer != 0) c.recv_buffer = opts.receive_buffer;
+  if (opts.linger)
+    c.linger_ns = std::uint64_t(std::max<std::int64_t>(0, std::chrono::nanoseconds(*opts.linger).count()));
   return c;
 }
 
@@ -101,8 +110,14 @@ stack::settled stack::settle(tcp_socket& s, std::uint64_t now) {
   s.conn.output(now, [&](const tcp_segment& seg) { send_tcp(pc, s.conn.tuple(), seg, now); });
   const tcp::event_set ev = s.conn.take_events();
   using tcp::event;
-  if (ev.has(event::readable) || ev.has(event::closed)) s.readers.notify_all();
-  if (ev.has(event::writable) || ev.has(event::connected) || ev.has(event::closed)) s.writers.notify_all();
+  // The kernel wakes socket readers and writers with sync wakeups
+  // (sock_def_readable, sk_stream_write_space); so does the RX path here.
+  // Whether the hint counts is the placement policy's decision: by default
+  // it does not for the RX path (sched.rx_wakeup_sync, seed 000). A fiber
+  // that settles a socket goes on running: its wakeups are not sync.
+  const bool sync = detail::this_core()->current == nullptr;
+  if (ev.has(event::readable) || ev.has(event::closed)) s.readers.notify_all(sync);
+  if (ev.has(event::writable) || ev.has(event::connected) || ev.has(event::closed)) s.writers.notify_all(sync);
   if (s.parent != nullptr && (ev.has(event::connected) || ev.has(event::closed))) child_settled(s, ev);
   settled out;
   const std::uint64_t d = s.conn.next_deadline();

@@ -24,6 +24,7 @@
 #include "affine/topology.hh"
 #include "drivers/dpdk/attach.hh"
 #include "drivers/port.hh"
+#include "reactor/policy/busy_poll.hh"
 #include "stack/counters.hh"
 #include "stack/flow_table.hh"
 #include "stack/ip/arp_cache.hh"
@@ -34,6 +35,7 @@
 #include "stack/tcp/config.hh"
 #include "stack/tcp/isn.hh"
 #include "stack/tcp_socket.hh"
+#include "stack/udp_socket.hh"
 #include "stack/wire/ipv4.hh"
 
 namespace affine::stack {
@@ -94,6 +96,20 @@ class stack final : public drivers::dpdk::packet_sink {
   settled settle(tcp_socket& s, std::uint64_t now_ns);
   void finish(tcp_socket& s, settled what);
   tcp::connection_config connection_config(const net::stream_options& opts) const;
+  // UDP ports (udp_socket.cc): bound with a reference for the caller;
+  // close_udp unbinds and wakes the readers (the caller then unrefs).
+  std::expected<udp_socket*, std::error_code> bind_udp(const net::udp_options& opts);
+  void close_udp(udp_socket* u);
+  // Precondition: in a fiber of the runtime. Errors: invalid_argument (port
+  // or address 0), message_size (more than one frame carries),
+  // network_unreachable (no route).
+  std::expected<void, std::error_code> send_udp(std::uint16_t local_port, net::endpoint to,
+                                                std::span<const std::byte> datagram);
+  // Seed 001: a reader that found no data polls the RX queues that carry its
+  // flow, in its own fiber, until data arrives, the busy_poll budget ends or
+  // (yield_when_runnable) another fiber is runnable on its core. Returns why
+  // it stopped (policy::poll_exit). Precondition: in a fiber, no lock held.
+  policy::poll_exit busy_poll(tcp_socket& s);
 
  private:
   struct per_core;
@@ -134,6 +150,7 @@ class stack final : public drivers::dpdk::packet_sink {
 
   std::optional<std::uint16_t> pick_local_port(std::uint32_t remote, std::uint16_t remote_port, unsigned core);
   listen_socket* find_listener(std::uint16_t port);  // with a reference
+  udp_socket* find_udp(std::uint16_t port, std::uint32_t dst);  // with a reference
 
   runtime& rt_;
   drivers::port& port_;
@@ -148,6 +165,8 @@ class stack final : public drivers::dpdk::packet_sink {
   arp_cache arp_;  // under arp_lock_
   spinlock listeners_lock_;
   std::vector<std::pair<std::uint16_t, listen_socket*>> listeners_;  // under listeners_lock_
+  spinlock udp_lock_;
+  std::vector<std::pair<std::uint16_t, udp_socket*>> udp_ports_;  // under udp_lock_; a reference each
   std::atomic<std::uint32_t> next_port_;
   rss_steering steering_;  // set once in create()
   std::vector<std::unique_ptr<per_core>> cores_;

@@ -33,6 +33,7 @@ void stack::tcp_in(per_core& pc, const ipv4_header& ip, std::span<const std::byt
   const tcp_segment seg = v->segment();
   const flow_tuple t{ip.dst, ip.src, seg.dst_port, seg.src_port};
   if (socket_ref s = flows_.find(t)) {
+    if (s->rx_core.load(std::memory_order_relaxed) != int(pc.index)) s->rx_core.store(int(pc.index), std::memory_order_relaxed);
     s->lock.lock();
     const auto r = s->conn.input(seg, now);
     if (r.drop != tcp::drop_reason::none) pc.counters.count(r.drop);

@@ -45,11 +45,14 @@ class tcp_socket {
   // The connection's next deadline, published for the home core's timer
   // fiber (written under lock, read without).
   std::atomic<std::uint64_t> deadline{tcp::no_deadline};
+  // The reactor whose RX queues last brought this flow a segment: where a
+  // busy-polling reader polls (-1 before the first).
+  std::atomic<int> rx_core{-1};
   // Set once the connection is CLOSED: the timer list lets go of it.
   std::atomic<bool> retired{false};
 
  private:
-  ~tcp_socket() = default;
+  ~tcp_socket();  // drops the listener reference of a child never accepted
 
   stack& st_;
   unsigned home_;

@@ -15,6 +15,8 @@ class uring_backend final : public net::detail::backend {
       const net::listen_options& opts) override;
   std::expected<std::unique_ptr<net::detail::stream_impl>, std::error_code> connect(
       net::endpoint to, std::uint64_t deadline_ns, const net::stream_options& opts) override;
+  std::expected<std::unique_ptr<net::detail::udp_impl>, std::error_code> bind_udp(
+      const net::udp_options& opts) override;
 
   const ring_set& rings() const { return rings_; }
 

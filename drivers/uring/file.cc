@@ -120,7 +120,8 @@ void ring_file::close() {
   if (fd_ < 0) return;
   op o;
   o.core = this_fiber::core();
-  if (submit_and_wait(o, {.what = request::kind::close}, no_deadline) == -EBUSY) ::close(fd_);
+  const request r{.what = request::kind::close, .async = close_may_block_};
+  if (submit_and_wait(o, r, no_deadline) == -EBUSY) ::close(fd_);
   fd_ = -1;
 }
 

@@ -32,6 +32,10 @@ class ring_file {
   // closes the fd (through the ring in a fiber; directly off the reactors,
   // where nothing can be in flight). Idempotent.
   void close();
+  // The kernel's close of this fd may block (SO_LINGER with a time: it
+  // waits for the unsent data): close() then runs it on an io_uring worker
+  // thread, which blocks instead of the reactor. Before the file is shared.
+  void close_may_block() { close_may_block_ = true; }
 
  private:
   // Submit and wait, without the in-flight bookkeeping (close uses it too).
@@ -44,6 +48,7 @@ class ring_file {
 
   const ring_set& rings_;
   int fd_;
+  bool close_may_block_ = false;
   spinlock lock_;  // guards the fields below
   bool closing_ = false;
   op* head_ = nullptr;  // operations in flight

@@ -34,7 +34,7 @@ std::expected<std::unique_ptr<net::detail::stream_impl>, std::error_code> uring_
       {.what = request::kind::accept, .buf = &peer, .addr_len = &peer_len, .flags = SOCK_CLOEXEC}, deadline_ns);
   if (res < 0) return failure(-res);
   auto s = std::make_unique<uring_stream>(rings_, res, local_endpoint(res), from_sockaddr(peer));
-  if (auto r = set_flags(res, accepted_); !r) return std::unexpected(r.error());
+  if (auto r = s->apply(accepted_); !r) return std::unexpected(r.error());
   return s;
 }
 

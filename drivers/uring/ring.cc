@@ -104,9 +104,16 @@ int core_ring::start(op& o, int fd, const request& r) {
       break;
     case request::kind::recv: io_uring_prep_recv(s, fd, r.buf, len, r.flags); break;
     case request::kind::send: io_uring_prep_send(s, fd, r.buf, len, r.flags); break;
+    case request::kind::recvmsg:
+      io_uring_prep_recvmsg(s, fd, static_cast<msghdr*>(r.buf), unsigned(r.flags));
+      break;
+    case request::kind::sendmsg:
+      io_uring_prep_sendmsg(s, fd, static_cast<const msghdr*>(r.buf), unsigned(r.flags));
+      break;
     case request::kind::shutdown: io_uring_prep_shutdown(s, fd, r.flags); break;
     case request::kind::close: io_uring_prep_close(s, fd); break;
   }
+  if (r.async) io_uring_sqe_set_flags(s, IOSQE_ASYNC);
   io_uring_sqe_set_data(s, &o);
   ++in_flight_;
   // Submitting at once keeps latency low; when other fibers are about to

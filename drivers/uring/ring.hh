@@ -35,12 +35,13 @@ struct op {
 
 // What to submit, described once so that one switch prepares every kind.
 struct request {
-  enum class kind : std::uint8_t { accept, connect, recv, send, shutdown, close };
+  enum class kind : std::uint8_t { accept, connect, recv, send, recvmsg, sendmsg, shutdown, close };
   kind what = kind::recv;
-  void* buf = nullptr;       // recv/send: the data; accept/connect: the sockaddr
+  void* buf = nullptr;       // recv/send: the data; accept/connect: the sockaddr; *msg: the msghdr
   std::size_t len = 0;       // recv/send: bytes; connect: the sockaddr's size
   socklen_t* addr_len = nullptr;  // accept: in/out size of `buf`
-  int flags = 0;             // recv/send: MSG_*; accept: SOCK_*; shutdown: SHUT_*
+  int flags = 0;             // recv/send/recvmsg/sendmsg: MSG_*; accept: SOCK_*; shutdown: SHUT_*
+  bool async = false;        // IOSQE_ASYNC: run on an io-wq worker thread (a call that may block)
 };
 
 class core_ring final : public poller {

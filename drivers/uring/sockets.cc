@@ -4,7 +4,9 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 
 namespace affine::drivers::uring {
 
@@ -45,6 +47,12 @@ std::expected<void, std::error_code> set_flags(int fd, const net::stream_options
     if (auto r = set_option(fd, IPPROTO_TCP, TCP_NODELAY, 1); !r) return r;
   if (opts.keepalive)
     if (auto r = set_option(fd, SOL_SOCKET, SO_KEEPALIVE, 1); !r) return r;
+  if (opts.linger) {
+    // SO_LINGER counts whole seconds: a linger under one is still a linger.
+    const auto ms = std::max<std::int64_t>(0, opts.linger->count());
+    const linger l{.l_onoff = 1, .l_linger = int((ms + 999) / 1000)};
+    if (::setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l) != 0) return failure(errno);
+  }
   return {};
 }
 

@@ -25,7 +25,7 @@ std::expected<void, std::error_code> set_option(int fd, int level, int name, int
 // SO_SNDBUF / SO_RCVBUF where given (0 = the kernel's default). Before
 // connect() or listen(): the window scale is agreed in the handshake.
 std::expected<void, std::error_code> set_buffers(int fd, const net::stream_options& opts);
-// TCP_NODELAY and SO_KEEPALIVE.
+// TCP_NODELAY, SO_KEEPALIVE and SO_LINGER.
 std::expected<void, std::error_code> set_flags(int fd, const net::stream_options& opts);
 // A new TCP socket (SOCK_CLOEXEC), or the errno.
 std::expected<int, std::error_code> tcp_socket();

@@ -15,12 +15,18 @@ std::expected<std::unique_ptr<net::detail::stream_impl>, std::error_code> uring_
   if (!fd) return std::unexpected(fd.error());
   auto s = std::make_unique<uring_stream>(rings, *fd, net::endpoint{}, to);  // closes the fd on any error
   if (auto r = set_buffers(*fd, opts); !r) return std::unexpected(r.error());
-  if (auto r = set_flags(*fd, opts); !r) return std::unexpected(r.error());
+  if (auto r = s->apply(opts); !r) return std::unexpected(r.error());
   sockaddr_in addr = to_sockaddr(to);
   const int res = s->file_.run({.what = request::kind::connect, .buf = &addr, .len = sizeof addr}, deadline_ns);
   if (res < 0) return failure(-res);
   s->local_ = local_endpoint(*fd);
   return s;
+}
+
+std::expected<void, std::error_code> uring_stream::apply(const net::stream_options& opts) {
+  if (auto r = set_flags(file_.fd(), opts); !r) return r;
+  if (opts.linger && opts.linger->count() > 0) file_.close_may_block();
+  return {};
 }
 
 std::expected<std::size_t, std::error_code> uring_stream::read(std::span<std::byte> buf, std::uint64_t deadline_ns) {

@@ -18,6 +18,10 @@ class uring_stream final : public net::detail::stream_impl {
   static std::expected<std::unique_ptr<net::detail::stream_impl>, std::error_code> connect(
       const ring_set& rings, net::endpoint to, std::uint64_t deadline_ns, const net::stream_options& opts);
 
+  // Precondition: before the stream is shared. TCP_NODELAY, SO_KEEPALIVE
+  // and SO_LINGER from `opts`.
+  std::expected<void, std::error_code> apply(const net::stream_options& opts);
+
   std::expected<std::size_t, std::error_code> read(std::span<std::byte> buf, std::uint64_t deadline_ns) override;
   std::expected<void, std::error_code> write(std::span<const std::byte> data, std::uint64_t deadline_ns) override;
   std::expected<void, std::error_code> shutdown_write() override;

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <expected>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -44,6 +45,12 @@ struct stream_options {
   bool keepalive = false;
   std::size_t send_buffer = 0;     // bytes; 0 = the backend's default
   std::size_t receive_buffer = 0;
+  // SO_LINGER. Unset: the connection finishes in the background after
+  // close(). Zero: close() sends RST and drops unsent data. Longer: the
+  // stack resets a connection not finished that long after close(); kernel
+  // sockets (uring) get SO_LINGER in whole seconds, rounded up, and the
+  // kernel's wait runs on an io_uring worker. close() never blocks on it.
+  std::optional<std::chrono::milliseconds> linger{};
 };
 
 struct listen_options {
@@ -55,11 +62,12 @@ struct listen_options {
 namespace detail {
 class stream_impl;
 class listener_impl;
+class udp_impl;
 }  // namespace detail
 
 class tcp_stream {
  public:
-  tcp_stream() = default;
+  tcp_stream();
   explicit tcp_stream(std::unique_ptr<detail::stream_impl> impl);
   tcp_stream(tcp_stream&&) noexcept;
   tcp_stream& operator=(tcp_stream&&) noexcept;
@@ -94,7 +102,7 @@ class tcp_stream {
 
 class tcp_listener {
  public:
-  tcp_listener() = default;
+  tcp_listener();
   explicit tcp_listener(std::unique_ptr<detail::listener_impl> impl);
   tcp_listener(tcp_listener&&) noexcept;
   tcp_listener& operator=(tcp_listener&&) noexcept;
@@ -109,9 +117,52 @@ class tcp_listener {
   std::unique_ptr<detail::listener_impl> impl_;
 };
 
+struct udp_options {
+  endpoint local{};  // addr any_address: every address of the port; port 0: an ephemeral one
+  // Datagrams waiting for recv_from; more are dropped (and counted). Kernel
+  // sockets (uring) bound their queue in bytes instead (SO_RCVBUF).
+  std::size_t receive_queue = 256;
+};
+
+// A bound UDP socket (RFC 768), unconnected: any number of fibers may send
+// and receive on it at once. Datagrams are never fragmented on send (DF
+// set); one larger than the path allows is EMSGSIZE.
+class udp_socket {
+ public:
+  udp_socket();  // closed; out of line, where udp_impl is complete
+  explicit udp_socket(std::unique_ptr<detail::udp_impl> impl);
+  udp_socket(udp_socket&&) noexcept;
+  udp_socket& operator=(udp_socket&&) noexcept;
+  ~udp_socket();  // close()
+
+  bool is_open() const { return impl_ != nullptr; }
+  // One datagram; it is sent or dropped on its way, never waits for a peer.
+  // Errors: message_size, invalid_argument (port 0), network_unreachable.
+  std::expected<void, std::error_code> send_to(endpoint to, std::span<const std::byte> datagram);
+
+  struct datagram_info {
+    std::size_t size = 0;    // bytes placed in the buffer
+    endpoint from{};
+    bool truncated = false;  // the datagram was longer than the buffer: the rest is gone
+  };
+  // The oldest datagram received. A timeout is std::errc::timed_out; a
+  // close() from another fiber meanwhile, std::errc::operation_canceled.
+  std::expected<datagram_info, std::error_code> recv_from(std::span<std::byte> buf,
+                                                          std::uint64_t deadline_ns = no_deadline);
+  endpoint local() const;  // the bound port, also when 0 was asked for
+  // Idempotent; datagrams still queued are dropped.
+  void close();
+
+ private:
+  std::unique_ptr<detail::udp_impl> impl_;
+};
+
 // On the backend the runtime was configured with. Precondition: in a fiber.
 std::expected<tcp_listener, std::error_code> listen(const listen_options& opts);
 std::expected<tcp_stream, std::error_code> connect(endpoint to, std::uint64_t deadline_ns = no_deadline,
                                                    const stream_options& opts = {});
+// Errors: address_in_use, address_not_available (not an address of the
+// port), invalid_argument (a receive_queue of 0).
+std::expected<udp_socket, std::error_code> bind_udp(const udp_options& opts);
 
 }  // namespace affine::net

@@ -34,12 +34,23 @@ class listener_impl {
   virtual void close() = 0;  // idempotent; wakes a fiber blocked in accept with ECANCELED
 };
 
+class udp_impl {
+ public:
+  virtual ~udp_impl() = default;
+  virtual std::expected<void, std::error_code> send_to(endpoint to, std::span<const std::byte> datagram) = 0;
+  virtual std::expected<udp_socket::datagram_info, std::error_code> recv_from(std::span<std::byte> buf,
+                                                                              std::uint64_t deadline_ns) = 0;
+  virtual endpoint local() const = 0;
+  virtual void close() = 0;  // idempotent; wakes a fiber blocked in recv_from with ECANCELED
+};
+
 class backend {
  public:
   virtual ~backend() = default;
   virtual std::expected<std::unique_ptr<listener_impl>, std::error_code> listen(const listen_options& opts) = 0;
   virtual std::expected<std::unique_ptr<stream_impl>, std::error_code> connect(endpoint to, std::uint64_t deadline_ns,
                                                                                const stream_options& opts) = 0;
+  virtual std::expected<std::unique_ptr<udp_impl>, std::error_code> bind_udp(const udp_options& opts) = 0;
 };
 
 // The backend listen() and connect() use. Set once at start-up, before any

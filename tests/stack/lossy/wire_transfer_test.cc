@@ -18,12 +18,12 @@
 #include "stack/tcp/connection.hh"
 #include "stack/tcp/ring_buffer.hh"
 #include "tests/stack/byte_pattern.hh"
+#include "tests/stack/two_stacks.hh"
 
 namespace affine::stack {
 namespace {
 
-constexpr std::uint32_t a_ip = 0x0a580001;  // 10.88.0.1
-constexpr std::uint32_t b_ip = 0x0a580002;  // 10.88.0.2
+using testing::b_ip;
 
 // Bytes each way per seed: 64 MiB (the figure) unless
 // AFFINE_LOSSY_MIB says otherwise.
@@ -71,31 +71,9 @@ void exchange(net::tcp_stream& s, std::size_t total, std::uint64_t seed, std::ui
   writer.join();
 }
 
-class lossy_wire : public ::testing::TestWithParam<std::uint64_t> {
+class lossy_wire : public testing::two_stacks, public ::testing::WithParamInterface<std::uint64_t> {
  protected:
-  void SetUp() override {
-    auto eal = drivers::dpdk::init_eal_for_tests();
-    ASSERT_TRUE(eal.has_value()) << eal.error();
-    auto topo = topology::from_system();
-    ASSERT_TRUE(topo.has_value()) << topo.error();
-    topo_ = std::make_unique<topology>(std::move(*topo));
-    cores_ = topo_->core_count() >= 2 ? 2 : 1;
-    runtime_options o;
-    for (unsigned c = 0; c < cores_; ++c) o.cores.push_back(core_id{c});
-    o.on_reactor_start = drivers::dpdk::register_reactor;
-    auto rt = runtime::start(*topo_, o);
-    ASSERT_TRUE(rt.has_value()) << rt.error();
-    rt_ = std::move(*rt);
-  }
-  void TearDown() override {
-    rt_.reset();
-    EXPECT_EQ(tcp::connection::live_count(), 0u);
-    EXPECT_EQ(tcp::ring_buffer::live_bytes(), 0u);
-  }
-
-  std::unique_ptr<topology> topo_;
-  unsigned cores_ = 1;
-  std::unique_ptr<runtime> rt_;
+  void SetUp() override { start(); }
 };
 
 TEST_P(lossy_wire, SixtyFourMiBEachWayArriveIntactThroughLossDuplicationAndReordering) {
@@ -109,26 +87,13 @@ TEST_P(lossy_wire, SixtyFourMiBEachWayArriveIntactThroughLossDuplicationAndReord
   lc.name = fmt::format("lossy{}", GetParam());
   lc.seed = GetParam();
   lc.clock = drivers::wire::clock_kind::monotonic;
-  lc.a.tx_queues = cores_;
-  lc.b.tx_queues = cores_;
   lc.a_to_b = imp;
   lc.b_to_a = imp;
-  auto link = drivers::wire::link::create(lc);
-  ASSERT_TRUE(link.has_value()) << link.error();
   const std::size_t total = transfer_bytes();
   outcome at_a, at_b;
   std::vector<std::pair<std::string, std::uint64_t>> drops;
-  rt_->run([&] {
-    // Each stack's one RX queue on a core of its own.
-    const std::vector<rxq_assignment> plan_a{{0, core_id{0}}}, plan_b{{0, core_id{cores_ - 1}}};
-    stack_config ca, cb;
-    ca.address = a_ip;
-    cb.address = b_ip;
-    auto sa = stack::create(*rt_, (*link)->a(), ca, plan_a);
-    auto sb = stack::create(*rt_, (*link)->b(), cb, plan_b);
-    ASSERT_TRUE(sa.has_value()) << sa.error();
-    ASSERT_TRUE(sb.has_value()) << sb.error();
-    auto l = (*sb)->backend().listen({.local = {net::any_address, 5001}});
+  run(lc, [&](stack& sa, stack& sb) {
+    auto l = sb.backend().listen({.local = {net::any_address, 5001}});
     ASSERT_TRUE(l.has_value());
     net::tcp_listener listener(std::move(*l));
     auto server = spawn([&] {
@@ -139,28 +104,26 @@ TEST_P(lossy_wire, SixtyFourMiBEachWayArriveIntactThroughLossDuplicationAndReord
       }
       exchange(*c, total, 2, 1, at_b);
     });
-    auto c = (*sa)->backend().connect({{b_ip}, 5001}, now_ns() + 30'000'000'000ull, {});
+    auto c = sa.backend().connect({{b_ip}, 5001}, now_ns() + 30'000'000'000ull, {});
     ASSERT_TRUE(c.has_value()) << c.error().message();
     net::tcp_stream client(std::move(*c));
     exchange(client, total, 1, 2, at_a);
     server.join();
     if (!at_a.error.empty() || !at_b.error.empty())
-      for (auto* st : {sa->get(), sb->get()})
+      for (stack* st : {&sa, &sb})
         for (const std::string& line : st->describe_connections()) ADD_FAILURE() << "stalled: " << line;
     client.close();
     listener.close();
-    for (auto* st : {sa->get(), sb->get()})
+    for (stack* st : {&sa, &sb})
       for (unsigned k = 0; k < st->cores(); ++k)
         for (auto& d : st->counters(k).nonzero()) drops.push_back(d);
-    sa->reset();
-    sb->reset();
   });
   EXPECT_EQ(at_a.error, "");
   EXPECT_EQ(at_b.error, "");
   EXPECT_EQ(at_a.received, total);
   EXPECT_EQ(at_b.received, total);
   EXPECT_TRUE(at_a.same && at_b.same) << "a stream differs from what was sent";
-  const auto ab = (*link)->stats(drivers::wire::side::a);
+  const auto ab = link_->stats(drivers::wire::side::a);
   EXPECT_GT(ab.drops(drivers::wire::drop_reason::loss), 0u) << "the wire lost nothing: the test proves little";
   EXPECT_GT(ab.duplicated, 0u);
   EXPECT_GT(ab.reordered, 0u);

@@ -1,0 +1,55 @@
+// Bounded busy polling (seed 001, DESIGN.md section 1 P2): the reader polls
+// its flow's RX queues itself, under each queue's owner try-lock (the NAPI
+// ownership analogue: the owning reactor skips a queue a fiber holds), and
+// runs stack input in its own context. The loop condition is the pure
+// policy::busy_poll_continue, which gives the core up as soon as another
+// fiber is runnable on it when yield_when_runnable is set.
+
+#include <rte_mbuf.h>
+
+#include <array>
+#include <mutex>
+
+#include "reactor/core.hh"
+#include "reactor/runtime_state.hh"
+#include "stack/per_core.hh"
+#include "stack/stack.hh"
+
+namespace affine::stack {
+
+policy::poll_exit stack::busy_poll(tcp_socket& s) {
+  detail::core_ctx* c = detail::this_core();
+  const policy::policy_config& cfg = c->rt->policy;
+  per_core& pc = *cores_[c->index];
+  const int rx = s.rx_core.load(std::memory_order_relaxed);
+  const std::uint64_t start = now_ns();
+  std::array<rte_mbuf*, drivers::dpdk::rx_poller::burst> pkts;
+  for (;;) {
+    if (rx >= 0 && unsigned(rx) < cores_.size()) {
+      for (unsigned q : attachment_->poller(unsigned(rx)).queues()) {
+        drivers::rx_queue_owner& owner = port_.owner(q);
+        if (!owner.try_lock()) continue;  // its reactor (or another poller) is on it
+        const std::uint16_t n = port_.rx_burst(q, pkts.data(), std::uint16_t(pkts.size()));
+        owner.unlock();
+        if (n == 0) continue;
+        pc.counters.busy_poll_packets.store(pc.counters.busy_poll_packets.load(std::memory_order_relaxed) + n,
+                                            std::memory_order_relaxed);
+        receive(pc.index, std::span(pkts.data(), n));
+      }
+    }
+    policy::busy_poll_state st;
+    st.elapsed_ns = now_ns() - start;
+    st.others_runnable = c->rq.size();
+    {
+      std::lock_guard g(s.lock);
+      st.data_ready = s.conn.readable() > 0 || s.conn.eof() || s.conn.state() == tcp::tcp_state::closed;
+    }
+    const policy::poll_decision d = policy::busy_poll_continue(st, cfg);
+    if (!d.keep_polling) {
+      bump(pc.counters.busy_poll_exits[std::size_t(d.reason)]);
+      return d.reason;
+    }
+  }
+}
+
+}  // namespace affine::stack

@@ -1,0 +1,115 @@
+// Bounded busy polling (seed 001) on the live stack: a reader that finds no
+// data polls its flow's RX queue for up to busy_poll.budget_us, and with
+// yield_when_runnable gives the core up as soon as another fiber is
+// runnable there. Asserted on the counters, not on timings.
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+
+#include "affine/fiber.hh"
+#include "affine/net.hh"
+#include "tests/stack/two_stacks.hh"
+
+namespace affine::stack {
+namespace {
+
+using testing::b_ip;
+
+struct poll_counts {
+  std::uint64_t exits[policy::poll_exit_count]{};
+  std::uint64_t total() const {
+    std::uint64_t n = 0;
+    for (auto e : exits) n += e;
+    return n;
+  }
+  std::uint64_t of(policy::poll_exit e) const { return exits[std::size_t(e)]; }
+};
+
+poll_counts counts_of(const stack& st) {
+  poll_counts p;
+  for (unsigned c = 0; c < st.cores(); ++c)
+    for (std::size_t i = 0; i < policy::poll_exit_count; ++i) p.exits[i] += st.counters(c).busy_poll_exits[i].load();
+  return p;
+}
+
+class busy_poll : public testing::two_stacks {
+ protected:
+  // 300 request/response round trips of 64 bytes from a client fiber pinned
+  // on core 0 (optionally beside a fiber that is always runnable there) to
+  // an echo server on b; returns a's busy-poll counts.
+  poll_counts round_trips(const policy::policy_config& p, bool antagonist) {
+    start(p);
+    poll_counts out;
+    run({}, [&](stack& a, stack& b) {
+      auto l = b.backend().listen({.local = {net::any_address, 7}});
+      ASSERT_TRUE(l.has_value());
+      net::tcp_listener listener(std::move(*l));
+      auto server = spawn([&] {
+        auto c = listener.accept(now_ns() + 10'000'000'000ull);
+        ASSERT_TRUE(c.has_value());
+        std::array<std::byte, 64> buf;
+        while (c->read_exactly(buf, now_ns() + 10'000'000'000ull)) (void)c->write(buf);
+      });
+      std::atomic<bool> stop{false};
+      fiber_handle hog;
+      if (antagonist)
+        hog = spawn([&] {
+          while (!stop.load(std::memory_order_relaxed)) this_fiber::yield();
+        }, {.core = 0, .pinned = true});
+      auto client = spawn([&] {
+        auto c = a.backend().connect({{b_ip}, 7}, now_ns() + 10'000'000'000ull, {});
+        ASSERT_TRUE(c.has_value()) << c.error().message();
+        net::tcp_stream s(std::move(*c));
+        std::array<std::byte, 64> req{}, resp{};
+        for (int i = 0; i < 300; ++i) {
+          ASSERT_TRUE(s.write(req, now_ns() + 10'000'000'000ull).has_value());
+          ASSERT_TRUE(s.read_exactly(resp, now_ns() + 10'000'000'000ull).has_value());
+        }
+      }, {.core = 0, .pinned = true});
+      client.join();
+      stop = true;
+      if (hog.joinable()) hog.join();
+      listener.close();
+      server.join();
+      out = counts_of(a);
+    });
+    return out;
+  }
+};
+
+TEST_F(busy_poll, WithNoBudgetAReaderNeverPolls) {
+  policy::policy_config p;
+  p.busy_poll_budget_ns = 0;
+  EXPECT_EQ(round_trips(p, false).total(), 0u);
+}
+
+TEST_F(busy_poll, WithABudgetAReaderPollsAndEachPollEndsWithAReason) {
+  policy::policy_config p;
+  p.busy_poll_budget_ns = 50'000;
+  p.yield_when_runnable = true;
+  const poll_counts c = round_trips(p, false);
+  EXPECT_GT(c.total(), 0u);
+  EXPECT_EQ(c.of(policy::poll_exit::off), 0u);
+  EXPECT_EQ(c.of(policy::poll_exit::polling), 0u);
+}
+
+TEST_F(busy_poll, YieldWhenRunnableGivesTheCoreToARunnableFiber_Seed001) {
+  policy::policy_config p;
+  p.busy_poll_budget_ns = 50'000;
+  p.yield_when_runnable = true;
+  const poll_counts c = round_trips(p, true);
+  EXPECT_GT(c.of(policy::poll_exit::runnable), 0u);
+}
+
+TEST_F(busy_poll, WithoutYieldWhenRunnableThePollIgnoresRunnableFibers_Seed001) {
+  policy::policy_config p;
+  p.busy_poll_budget_ns = 50'000;
+  p.yield_when_runnable = false;
+  const poll_counts c = round_trips(p, true);
+  EXPECT_EQ(c.of(policy::poll_exit::runnable), 0u);
+  EXPECT_GT(c.of(policy::poll_exit::data) + c.of(policy::poll_exit::budget), 0u);
+}
+
+}  // namespace
+}  // namespace affine::stack

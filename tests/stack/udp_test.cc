@@ -1,0 +1,501 @@
+// UDP sockets on the userspace stack (issue 5, "UDP sockets: bind, send_to,
+// recv_from"), over the in-process wire: the test plays the peer with raw
+// frames (what the stack sends is parsed and checked field by field), and
+// two stacks talk to each other. Also stream_options::linger on the stack.
+// Teardown checks that every mbuf came back to its pool and that no socket,
+// connection or ring buffer is left.
+
+#include <gtest/gtest.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include <cstring>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "affine/net.hh"
+#include "affine/runtime.hh"
+#include "drivers/dpdk/eal.hh"
+#include "drivers/wire/wire.hh"
+#include "stack/stack.hh"
+#include "stack/tcp/connection.hh"
+#include "stack/tcp/ring_buffer.hh"
+#include "stack/udp_socket.hh"
+#include "stack/wire/arp.hh"
+#include "stack/wire/ethernet.hh"
+#include "stack/wire/icmp.hh"
+#include "stack/wire/udp.hh"
+
+namespace affine::stack {
+namespace {
+
+using namespace std::chrono_literals;
+using frame = std::vector<std::byte>;
+
+constexpr std::uint32_t stack_ip = 0x0a640001;  // 10.100.0.1
+constexpr std::uint32_t peer_ip = 0x0a640002;   // 10.100.0.2
+constexpr std::uint32_t subnet_broadcast = 0x0a6400ff;
+constexpr mac_address stack_mac{0x02, 0, 0, 0, 0, 0x01};  // the wire's defaults for ends a and b
+constexpr mac_address peer_mac{0x02, 0, 0, 0, 0, 0x02};
+constexpr std::uint16_t port = 5353;
+constexpr std::uint16_t peer_port = 40000;
+constexpr std::size_t largest_payload = 1500 - 28;  // the wire's MTU less the IPv4 and UDP headers
+constexpr std::uint64_t ms = 1'000'000;
+
+std::uint64_t in_5s() { return now_ns() + 5'000 * ms; }
+std::span<const std::byte> bytes_of(std::string_view s) { return std::as_bytes(std::span(s)); }
+std::string text_of(std::span<const std::byte> b) { return {reinterpret_cast<const char*>(b.data()), b.size()}; }
+
+frame ipv4_frame(const ipv4_header& ih, std::span<const std::byte> payload, const mac_address& dst_mac = stack_mac) {
+  frame f(14 + 20 + payload.size());
+  (void)emit_ethernet({.dst = dst_mac, .src = peer_mac, .type = ether_type::ipv4}, f);
+  (void)emit_ipv4(ih, std::span(f).subspan(14), checksum_mode::software);
+  std::memcpy(f.data() + 34, payload.data(), payload.size());
+  return f;
+}
+
+// A datagram from the peer; its checksum computed unless `zero_checksum`
+// (RFC 768: the sender computed none).
+frame udp_frame(std::uint16_t dst_port, std::span<const std::byte> payload, std::uint32_t dst_ip = stack_ip,
+                bool zero_checksum = false) {
+  std::vector<std::byte> l4(8 + payload.size());
+  (void)emit_udp({.src_port = peer_port, .dst_port = dst_port}, payload, peer_ip, dst_ip, l4, checksum_mode::software);
+  if (zero_checksum) l4[6] = l4[7] = std::byte{0};
+  ipv4_header ih;
+  ih.src = peer_ip;
+  ih.dst = dst_ip;
+  ih.protocol = ip_protocol::udp;
+  ih.payload_length = std::uint16_t(l4.size());
+  return ipv4_frame(ih, l4, dst_ip == stack_ip ? stack_mac : broadcast_mac);
+}
+
+// Own packet pools for both ends of a clean wire (so that teardown can see
+// every mbuf back), a runtime of up to two cores, and the leak checks.
+class udp_wire_test : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto eal = drivers::dpdk::init_eal_for_tests();
+    ASSERT_TRUE(eal.has_value()) << eal.error();
+  }
+
+  void SetUp() override {
+    static unsigned serial = 0;
+    for (auto*& p : pools_) {
+      p = rte_pktmbuf_pool_create(("udp_test_" + std::to_string(serial++)).c_str(), 2047, 0, 0,
+                                  RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+      ASSERT_NE(p, nullptr);
+    }
+    auto topo = topology::from_system();
+    ASSERT_TRUE(topo.has_value());
+    topo_ = std::make_unique<topology>(std::move(*topo));
+    cores_ = topo_->core_count() >= 2 ? 2 : 1;
+    drivers::wire::link_config lc;
+    lc.clock = drivers::wire::clock_kind::monotonic;
+    lc.a.pool = pools_[0];
+    lc.b.pool = pools_[1];
+    lc.a.tx_queues = cores_;
+    lc.b.tx_queues = cores_;
+    auto link = drivers::wire::link::create(lc);
+    ASSERT_TRUE(link.has_value()) << link.error();
+    link_ = std::move(*link);
+    runtime_options o;
+    for (unsigned c = 0; c < cores_; ++c) o.cores.push_back(core_id{c});
+    o.on_reactor_start = drivers::dpdk::register_reactor;
+    auto rt = runtime::start(*topo_, o);
+    ASSERT_TRUE(rt.has_value()) << rt.error();
+    rt_ = std::move(*rt);
+  }
+
+  void TearDown() override {
+    rt_.reset();
+    link_.reset();
+    EXPECT_EQ(udp_socket::live_count(), 0u) << "UDP sockets leaked";
+    EXPECT_EQ(tcp::connection::live_count(), 0u);
+    EXPECT_EQ(tcp::ring_buffer::live_bytes(), 0u);
+    for (rte_mempool* p : pools_) {
+      EXPECT_EQ(rte_mempool_in_use_count(p), 0u) << "mbufs leaked from " << p->name;
+      rte_mempool_free(p);
+    }
+  }
+
+  std::unique_ptr<stack> make_stack(drivers::port& p, std::uint32_t address, unsigned core) {
+    stack_config sc;
+    sc.address = address;
+    auto st = stack::create(*rt_, p, sc, std::vector<rxq_assignment>{{0, core_id{core}}});
+    EXPECT_TRUE(st.has_value()) << st.error();
+    return st ? std::move(*st) : nullptr;
+  }
+
+  static std::expected<net::udp_socket, std::error_code> bind(stack& st, const net::udp_options& o) {
+    auto u = st.backend().bind_udp(o);
+    if (!u) return std::unexpected(u.error());
+    return net::udp_socket(std::move(*u));
+  }
+
+  std::array<rte_mempool*, 2> pools_{};
+  std::unique_ptr<drivers::wire::link> link_;
+  std::unique_ptr<topology> topo_;
+  unsigned cores_ = 1;
+  std::unique_ptr<runtime> rt_;
+};
+
+// One stack on end a; the test is the peer on end b.
+class udp_raw : public udp_wire_test {
+ protected:
+  void with_stack(const std::function<void(stack&)>& body) {
+    rt_->run([&] {
+      auto st = make_stack(link_->a(), stack_ip, 0);
+      ASSERT_NE(st, nullptr);
+      body(*st);
+      (void)drain();
+      st.reset();
+    });
+  }
+
+  void send(const frame& f) {
+    rte_mbuf* m = rte_pktmbuf_alloc(pools_[1]);
+    ASSERT_NE(m, nullptr);
+    std::memcpy(rte_pktmbuf_append(m, std::uint16_t(f.size())), f.data(), f.size());
+    ASSERT_EQ(link_->b().tx_burst(0, &m, 1), 1);
+  }
+
+  // Lets the stack's core poll, then takes the IPv4 frames it sent,
+  // answering its ARP requests for the peer on the way.
+  std::vector<frame> drain() {
+    std::vector<frame> out;
+    for (int round = 0; round < 4; ++round) {
+      this_fiber::sleep_for(3ms);
+      std::array<rte_mbuf*, 32> got;
+      const auto n = link_->b().rx_burst(0, got.data(), got.size());
+      for (unsigned i = 0; i < n; ++i) {
+        const auto* data = rte_pktmbuf_mtod(got[i], const std::byte*);
+        frame f(data, data + got[i]->data_len);
+        rte_pktmbuf_free(got[i]);
+        auto eth = ethernet_view::parse(f);
+        if (eth && eth->type() == ether_type::arp) {
+          auto a = arp_view::parse(eth->payload());
+          if (a && a->op() == arp_op::request && a->target_ip() == peer_ip) {
+            frame reply(60);
+            (void)emit_ethernet({.dst = stack_mac, .src = peer_mac, .type = ether_type::arp}, reply);
+            (void)emit_arp({arp_op::reply, peer_mac, peer_ip, stack_mac, stack_ip}, std::span(reply).subspan(14));
+            send(reply);
+          }
+          continue;
+        }
+        out.push_back(std::move(f));
+      }
+    }
+    return out;
+  }
+};
+
+TEST_F(udp_raw, ADatagramFromThePeerReachesTheBoundSocketWithItsSender) {
+  with_stack([&](stack& st) {
+    auto u = bind(st, {.local = {net::any_address, port}});
+    ASSERT_TRUE(u.has_value()) << u.error().message();
+    send(udp_frame(port, bytes_of("query")));
+    std::array<std::byte, 64> buf;
+    auto got = u->recv_from(buf, in_5s());
+    ASSERT_TRUE(got.has_value()) << got.error().message();
+    EXPECT_EQ(text_of(std::span(buf).first(got->size)), "query");
+    EXPECT_FALSE(got->truncated);
+    EXPECT_EQ(got->from, (net::endpoint{{peer_ip}, peer_port}));
+    EXPECT_TRUE(drain().empty()) << "a delivered datagram was answered";
+    EXPECT_EQ(st.counters(0).total_drops(), 0u);
+  });
+}
+
+TEST_F(udp_raw, SendToEmitsOneDatagramWithDontFragmentAndAValidChecksum) {
+  with_stack([&](stack& st) {
+    auto u = bind(st, {.local = {{stack_ip}, port}});
+    ASSERT_TRUE(u.has_value());
+    std::vector<std::byte> payload(largest_payload);
+    for (std::size_t i = 0; i < payload.size(); ++i) payload[i] = std::byte(i * 7);
+    ASSERT_TRUE(u->send_to({{peer_ip}, peer_port}, payload));  // waits in the ARP queue; drain() answers
+    const auto out = drain();
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].size(), 14u + 1500u);
+    auto ip = ipv4_view::parse(std::span(out[0]).subspan(14));
+    ASSERT_TRUE(ip.has_value());
+    EXPECT_EQ(ip->protocol(), ip_protocol::udp);
+    EXPECT_EQ(ip->src(), stack_ip);
+    EXPECT_EQ(ip->dst(), peer_ip);
+    EXPECT_TRUE(ip->dont_fragment());
+    auto d = udp_view::parse(ip->payload(), ip->src(), ip->dst(), checksum_mode::software);
+    ASSERT_TRUE(d.has_value()) << "checksum or length wrong";
+    EXPECT_NE(d->checksum(), 0);
+    EXPECT_EQ(d->src_port(), port);
+    EXPECT_EQ(d->dst_port(), peer_port);
+    EXPECT_TRUE(std::ranges::equal(d->payload(), payload));
+  });
+}
+
+TEST_F(udp_raw, ADatagramLargerThanOneFrameCarriesIsMessageSizeAndNothingIsSent) {
+  with_stack([&](stack& st) {
+    auto u = bind(st, {.local = {net::any_address, 0}});
+    ASSERT_TRUE(u.has_value());
+    std::vector<std::byte> payload(largest_payload + 1);
+    auto r = u->send_to({{peer_ip}, peer_port}, payload);
+    ASSERT_FALSE(r.has_value());
+    EXPECT_EQ(r.error(), std::errc::message_size);
+    EXPECT_EQ(u->send_to({{peer_ip}, 0}, std::span(payload).first(1)).error(), std::errc::invalid_argument);
+    EXPECT_EQ(u->send_to({{0x0b000001}, peer_port}, {}).error(), std::errc::network_unreachable);
+    EXPECT_TRUE(drain().empty());
+  });
+}
+
+// RFC 1122 4.1.3.1: a datagram for a port nobody bound is answered with
+// ICMP destination unreachable, code 3 (port), quoting its header.
+TEST_F(udp_raw, AnUnboundPortIsAnsweredWithPortUnreachable) {
+  with_stack([&](stack& st) {
+    auto u = bind(st, {.local = {net::any_address, port}});
+    ASSERT_TRUE(u.has_value());
+    send(udp_frame(port + 1, bytes_of("anyone?")));
+    const auto out = drain();
+    ASSERT_EQ(out.size(), 1u);
+    auto ip = ipv4_view::parse(std::span(out[0]).subspan(14));
+    ASSERT_TRUE(ip.has_value());
+    EXPECT_EQ(ip->protocol(), ip_protocol::icmp);
+    EXPECT_EQ(ip->dst(), peer_ip);
+    auto icmp = icmp_view::parse(ip->payload());
+    ASSERT_TRUE(icmp.has_value());
+    EXPECT_EQ(icmp->type(), icmp_type::dest_unreachable);
+    EXPECT_EQ(icmp->code(), 3);
+    auto quote = parse_ipv4_quote(icmp->data());
+    ASSERT_TRUE(quote.has_value());
+    EXPECT_EQ(quote->protocol, ip_protocol::udp);
+    EXPECT_EQ(quote->src, peer_ip);
+    EXPECT_EQ((std::uint16_t(quote->transport[2]) << 8) | std::uint16_t(quote->transport[3]), port + 1);
+    EXPECT_EQ(st.counters(0).get(drop::udp_no_socket), 1u);
+  });
+}
+
+// RFC 1122 3.2.2: no ICMP error answers a broadcast; a socket bound to
+// every address takes broadcasts, one bound to the unicast address does not.
+TEST_F(udp_raw, BroadcastsReachASocketBoundToEveryAddressAndAreNeverAnsweredWithAnError) {
+  with_stack([&](stack& st) {
+    auto any = bind(st, {.local = {net::any_address, port}});
+    auto unicast = bind(st, {.local = {{stack_ip}, port + 1}});
+    ASSERT_TRUE(any && unicast);
+    send(udp_frame(port, bytes_of("to all"), subnet_broadcast));
+    send(udp_frame(port + 1, bytes_of("to all, again"), 0xffffffff));
+    std::array<std::byte, 64> buf;
+    auto got = any->recv_from(buf, in_5s());
+    ASSERT_TRUE(got.has_value());
+    EXPECT_EQ(text_of(std::span(buf).first(got->size)), "to all");
+    EXPECT_TRUE(drain().empty()) << "a broadcast was answered";
+    EXPECT_EQ(unicast->recv_from(buf, now_ns() + 10 * ms).error(), std::errc::timed_out);
+    EXPECT_EQ(st.counters(0).get(drop::udp_no_socket), 1u);
+  });
+}
+
+TEST_F(udp_raw, AFullReceiveQueueDropsAndCountsAndTheQueuedOnesComeOutInOrder) {
+  with_stack([&](stack& st) {
+    auto u = bind(st, {.local = {net::any_address, port}, .receive_queue = 4});
+    ASSERT_TRUE(u.has_value());
+    for (char c = 'a'; c < 'g'; ++c) send(udp_frame(port, bytes_of(std::string(3, c))));
+    (void)drain();
+    EXPECT_EQ(st.counters(0).get(drop::udp_queue_full), 2u);
+    std::array<std::byte, 8> buf;
+    for (char c = 'a'; c < 'e'; ++c) {
+      auto got = u->recv_from(buf, in_5s());
+      ASSERT_TRUE(got.has_value());
+      EXPECT_EQ(text_of(std::span(buf).first(got->size)), std::string(3, c));
+    }
+    EXPECT_EQ(u->recv_from(buf, now_ns() + 10 * ms).error(), std::errc::timed_out) << "a dropped datagram came out";
+    send(udp_frame(port, bytes_of("room again")));
+    auto got = u->recv_from(buf, in_5s());
+    ASSERT_TRUE(got.has_value());
+    EXPECT_TRUE(got->truncated);
+    EXPECT_EQ(text_of(buf), "room aga");
+  });
+}
+
+TEST_F(udp_raw, AZeroChecksumIsAcceptedAndABadOneIsDroppedAndCounted) {
+  with_stack([&](stack& st) {
+    auto u = bind(st, {.local = {net::any_address, port}});
+    ASSERT_TRUE(u.has_value());
+    frame bad = udp_frame(port, bytes_of("corrupt"));
+    bad[34 + 6] ^= std::byte{0x5a};
+    send(bad);
+    send(udp_frame(port, bytes_of("no sum"), stack_ip, /*zero_checksum=*/true));
+    std::array<std::byte, 16> buf;
+    auto got = u->recv_from(buf, in_5s());
+    ASSERT_TRUE(got.has_value());
+    EXPECT_EQ(text_of(std::span(buf).first(got->size)), "no sum");
+    EXPECT_EQ(st.counters(0).get(layer::udp, parse_error::bad_checksum), 1u);
+  });
+}
+
+// Reassembled (RFC 791) datagrams are larger than a frame: the queue's byte
+// ring takes them as long as it has room.
+TEST_F(udp_raw, AReassembledDatagramLargerThanAFrameIsDelivered) {
+  with_stack([&](stack& st) {
+    auto u = bind(st, {.local = {net::any_address, port}});
+    ASSERT_TRUE(u.has_value());
+    std::vector<std::byte> payload(3000);
+    for (std::size_t i = 0; i < payload.size(); ++i) payload[i] = std::byte(i * 13);
+    std::vector<std::byte> l4(8 + payload.size());
+    (void)emit_udp({.src_port = peer_port, .dst_port = port}, payload, peer_ip, stack_ip, l4, checksum_mode::software);
+    for (std::size_t off = 0; off < l4.size(); off += 1480) {
+      ipv4_header ih;
+      ih.src = peer_ip;
+      ih.dst = stack_ip;
+      ih.protocol = ip_protocol::udp;
+      ih.id = 77;
+      ih.fragment_offset = std::uint16_t(off);
+      const std::size_t n = std::min<std::size_t>(1480, l4.size() - off);
+      ih.more_fragments = off + n < l4.size();
+      ih.payload_length = std::uint16_t(n);
+      send(ipv4_frame(ih, std::span(l4).subspan(off, n)));
+    }
+    std::vector<std::byte> buf(4000);
+    auto got = u->recv_from(buf, in_5s());
+    ASSERT_TRUE(got.has_value());
+    EXPECT_EQ(got->size, payload.size());
+    EXPECT_TRUE(std::equal(payload.begin(), payload.end(), buf.begin()));
+    EXPECT_EQ(st.counters(0).total_drops(), 0u);
+  });
+}
+
+TEST_F(udp_raw, RecvFromTimesOutAtItsDeadlineAndTheSocketStillWorks) {
+  with_stack([&](stack& st) {
+    auto u = bind(st, {.local = {net::any_address, port}});
+    ASSERT_TRUE(u.has_value());
+    std::array<std::byte, 16> buf;
+    const std::uint64_t t0 = now_ns();
+    auto got = u->recv_from(buf, t0 + 30 * ms);
+    ASSERT_FALSE(got.has_value());
+    EXPECT_EQ(got.error(), std::errc::timed_out);
+    EXPECT_GE(now_ns() - t0, 30 * ms);
+    send(udp_frame(port, bytes_of("late")));
+    got = u->recv_from(buf, in_5s());
+    ASSERT_TRUE(got.has_value());
+    EXPECT_EQ(text_of(std::span(buf).first(got->size)), "late");
+  });
+}
+
+TEST_F(udp_raw, CloseFromAnotherFiberWakesAReaderWithOperationCanceled) {
+  with_stack([&](stack& st) {
+    auto u = bind(st, {.local = {net::any_address, port}});
+    ASSERT_TRUE(u.has_value());
+    std::error_code seen;
+    auto reader = spawn([&] {
+      std::array<std::byte, 16> buf;
+      auto got = u->recv_from(buf, in_5s());
+      if (!got) seen = got.error();
+    });
+    this_fiber::sleep_for(10ms);
+    u->close();
+    reader.join();
+    EXPECT_EQ(seen, std::errc::operation_canceled);
+    send(udp_frame(port, bytes_of("too late")));
+    const auto out = drain();
+    EXPECT_EQ(out.size(), 1u) << "a closed port is answered with port unreachable";
+  });
+}
+
+TEST_F(udp_raw, BindPicksEphemeralPortsAndReportsErrors) {
+  with_stack([&](stack& st) {
+    auto a = bind(st, {.local = {net::any_address, 0}});
+    auto b = bind(st, {.local = {net::any_address, 0}});
+    ASSERT_TRUE(a && b);
+    EXPECT_GE(a->local().port, 49152);
+    EXPECT_GE(b->local().port, 49152);
+    EXPECT_NE(a->local().port, b->local().port);
+    auto again = bind(st, {.local = {{stack_ip}, a->local().port}});
+    ASSERT_FALSE(again.has_value());
+    EXPECT_EQ(again.error(), std::errc::address_in_use);
+    EXPECT_EQ(bind(st, {.local = {{peer_ip}, 0}}).error(), std::errc::address_not_available);
+    EXPECT_EQ(bind(st, {.local = {net::any_address, 0}, .receive_queue = 0}).error(), std::errc::invalid_argument);
+    const std::uint16_t p = a->local().port;
+    a->close();
+    auto reuse = bind(st, {.local = {net::any_address, p}});
+    ASSERT_TRUE(reuse.has_value()) << "a closed port stays taken";
+    EXPECT_EQ(reuse->local().port, p);
+  });
+}
+
+// Two stacks on the two ends of the wire, each with its RX queue on a core
+// of its own when there are two.
+class udp_two_stacks : public udp_wire_test {
+ protected:
+  void with_stacks(const std::function<void(stack&, stack&)>& body) {
+    rt_->run([&] {
+      auto a = make_stack(link_->a(), stack_ip, 0);
+      auto b = make_stack(link_->b(), peer_ip, cores_ - 1);
+      ASSERT_TRUE(a && b);
+      body(*a, *b);
+      this_fiber::sleep_for(10ms);
+      a.reset();
+      b.reset();
+    });
+  }
+};
+
+TEST_F(udp_two_stacks, DatagramsGoBothWays) {
+  with_stacks([&](stack& sa, stack& sb) {
+    auto a = bind(sa, {.local = {net::any_address, 0}});
+    auto b = bind(sb, {.local = {net::any_address, port}});
+    ASSERT_TRUE(a && b);
+    constexpr int rounds = 200;
+    int echoed = 0;
+    auto server = spawn([&] {
+      std::vector<std::byte> buf(2048);
+      for (int i = 0; i < rounds; ++i) {
+        auto got = b->recv_from(buf, in_5s());
+        if (!got || !b->send_to(got->from, std::span(buf).first(got->size))) return;
+      }
+    }, {.core = cores_ - 1});
+    std::vector<std::byte> out, in(2048);
+    for (int i = 0; i < rounds; ++i) {
+      out.resize(std::size_t(i * 37) % (largest_payload + 1));
+      for (std::size_t k = 0; k < out.size(); ++k) out[k] = std::byte(k + std::size_t(i));
+      ASSERT_TRUE(a->send_to({{peer_ip}, port}, out));
+      auto got = a->recv_from(in, in_5s());
+      ASSERT_TRUE(got.has_value()) << "round " << i << ": " << got.error().message();
+      EXPECT_EQ(got->from, (net::endpoint{{peer_ip}, port}));
+      if (got->size == out.size() && std::equal(out.begin(), out.end(), in.begin())) ++echoed;
+    }
+    server.join();
+    EXPECT_EQ(echoed, rounds);
+    for (unsigned c = 0; c < sa.cores(); ++c) EXPECT_EQ(sa.counters(c).total_drops(), 0u);
+    for (unsigned c = 0; c < sb.cores(); ++c) EXPECT_EQ(sb.counters(c).total_drops(), 0u);
+  });
+}
+
+// stream_options::linger = 0 on the stack: close() sends RST, and the peer's
+// read is ECONNRESET instead of an end of stream.
+TEST_F(udp_two_stacks, StreamLingerZeroMakesCloseAReset) {
+  with_stacks([&](stack& sa, stack& sb) {
+    auto l = sb.backend().listen({.local = {net::any_address, 7000}});
+    ASSERT_TRUE(l.has_value());
+    net::tcp_listener listener(std::move(*l));
+    for (const bool linger_zero : {true, false}) {
+      net::stream_options o;
+      if (linger_zero) o.linger = 0ms;
+      auto c = sa.backend().connect({{peer_ip}, 7000}, in_5s(), o);
+      ASSERT_TRUE(c.has_value()) << c.error().message();
+      net::tcp_stream client(std::move(*c));
+      auto s = listener.accept(in_5s());
+      ASSERT_TRUE(s.has_value());
+      client.close();
+      std::array<std::byte, 8> buf;
+      auto n = s->read(buf, in_5s());
+      if (linger_zero) {
+        ASSERT_FALSE(n.has_value());
+        EXPECT_EQ(n.error(), std::errc::connection_reset);
+      } else {
+        ASSERT_TRUE(n.has_value());
+        EXPECT_EQ(*n, 0u) << "an orderly close is a FIN";
+      }
+      s->abort();
+    }
+    listener.close();
+  });
+}
+
+}  // namespace
+}  // namespace affine::stack
