@@ -169,8 +169,10 @@ table_spec port() {
 
 }  // namespace
 
+std::vector<config::table_spec> config_tables() { return {reactor(), sched(), busy_poll(), logging(), stats(), port()}; }
+
 const config::schema& config_schema() {
-  static const config::schema s("affine", {}, {reactor(), sched(), busy_poll(), logging(), stats(), port()});
+  static const config::schema s("affine", {}, config_tables());
   return s;
 }
 

@@ -4,6 +4,11 @@
 // runs stack input in its own context. The loop condition is the pure
 // policy::busy_poll_continue, which gives the core up as soon as another
 // fiber is runnable on it when yield_when_runnable is set.
+//
+// The core's TX batch is flushed before each poll: a reader that polls for
+// the answer to what it just wrote must not keep its own request in the
+// batch (the reactor's flush rung does not run while it polls). Without it,
+// two peers that both poll wait out each other's budget.
 
 #include <rte_mbuf.h>
 
@@ -25,6 +30,7 @@ policy::poll_exit stack::busy_poll(tcp_socket& s) {
   const std::uint64_t start = now_ns();
   std::array<rte_mbuf*, drivers::dpdk::rx_poller::burst> pkts;
   for (;;) {
+    pc.tx.flush();
     if (rx >= 0 && unsigned(rx) < cores_.size()) {
       for (unsigned q : attachment_->poller(unsigned(rx)).queues()) {
         drivers::rx_queue_owner& owner = port_.owner(q);
@@ -34,7 +40,7 @@ policy::poll_exit stack::busy_poll(tcp_socket& s) {
         if (n == 0) continue;
         pc.counters.busy_poll_packets.store(pc.counters.busy_poll_packets.load(std::memory_order_relaxed) + n,
                                             std::memory_order_relaxed);
-        receive(pc.index, std::span(pkts.data(), n));
+        process(pc.index, std::span(pkts.data(), n));  // a busy poller is no RPS hop
       }
     }
     policy::busy_poll_state st;

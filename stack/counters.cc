@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "reactor/policy/busy_poll.hh"
+
 namespace affine::stack {
 
 std::string_view to_string(layer l) {
@@ -35,6 +37,65 @@ std::vector<std::pair<std::string, std::uint64_t>> core_counters::nonzero() cons
   for (std::size_t r = 1; r < tcp_drop_count; ++r)
     if (const auto n = get(tcp::drop_reason(r))) out.emplace_back(fmt::format("tcp.{}", to_string(tcp::drop_reason(r))), n);
   return out;
+}
+
+std::string format_counters(unsigned core, const core_counters& c) {
+  const auto get = [](const std::atomic<std::uint64_t>& a) { return a.load(std::memory_order_relaxed); };
+  std::string out = fmt::format("s{} rx={} tx={} tcp_in={} tcp_out={} busy_poll.packets={}", core, get(c.rx_packets),
+                                get(c.tx_packets), get(c.tcp_segments_in), get(c.tcp_segments_out),
+                                get(c.busy_poll_packets));
+  for (std::size_t r = 0; r < c.busy_poll_exits.size(); ++r)
+    if (const auto n = get(c.busy_poll_exits[r]))
+      out += fmt::format(" busy_poll.{}={}", policy::to_string(policy::poll_exit(r)), n);
+  for (std::size_t r = 0; r < c.rps_steered.size(); ++r)
+    if (const auto n = get(c.rps_steered[r]))
+      out += fmt::format(" rps.{}={}", policy::to_string(policy::rps_reason(r)), n);
+  for (std::size_t d = 0; d < c.rps_distance.size(); ++d)
+    if (const auto n = get(c.rps_distance[d])) out += fmt::format(" rps.to_{}={}", to_string(distance(d)), n);
+  if (const auto n = get(c.rps_backlog_packets)) out += fmt::format(" rps.backlog_in={}", n);
+  if (const auto n = get(c.rps_backlog_full)) out += fmt::format(" drop.rps_backlog_full={}", n);
+  for (const auto& [name, n] : c.nonzero()) out += fmt::format(" drop.{}={}", name, n);
+  return out;
+}
+
+void append_metrics(std::vector<affine::metric_sample>& out, unsigned port, std::span<const core_counters* const> cores) {
+  using labels = std::vector<std::pair<std::string, std::string>>;
+  const auto add = [&](std::string_view name, std::string_view help, auto value, labels extra = {}) {
+    for (std::size_t i = 0; i < cores.size(); ++i) {
+      labels l{{"port", std::to_string(port)}, {"core", std::to_string(i)}};
+      l.insert(l.end(), extra.begin(), extra.end());
+      out.push_back({std::string(name), std::string(help), true, std::move(l), value(*cores[i])});
+    }
+  };
+  const auto field = [](const std::atomic<std::uint64_t> core_counters::*f) {
+    return [f](const core_counters& c) { return (c.*f).load(std::memory_order_relaxed); };
+  };
+  add("affine_stack_rx_packets_total", "Packets the stack received.", field(&core_counters::rx_packets));
+  add("affine_stack_tx_packets_total", "Packets the stack sent.", field(&core_counters::tx_packets));
+  add("affine_stack_tcp_segments_in_total", "TCP segments received.", field(&core_counters::tcp_segments_in));
+  add("affine_stack_tcp_segments_out_total", "TCP segments sent.", field(&core_counters::tcp_segments_out));
+  add("affine_stack_busy_poll_packets_total", "Packets busy-polling readers received (seed 001).",
+      field(&core_counters::busy_poll_packets));
+  for (std::size_t r = 1; r < policy::poll_exit_count; ++r)
+    add("affine_stack_busy_poll_exits_total", "Why busy polls ended (seed 001).",
+        [r](const core_counters& c) { return c.busy_poll_exits[r].load(std::memory_order_relaxed); },
+        {{"reason", std::string(policy::to_string(policy::poll_exit(r)))}});
+  for (std::size_t r = 0; r < policy::rps_reason_count; ++r)
+    add("affine_stack_rps_steered_total", "Packets per-queue RPS steered, by why the core was chosen (seed 003).",
+        [r](const core_counters& c) { return c.rps_steered[r].load(std::memory_order_relaxed); },
+        {{"reason", std::string(policy::to_string(policy::rps_reason(r)))}});
+  for (std::size_t d = 0; d < 4; ++d)
+    add("affine_stack_rps_distance_total", "Packets per-queue RPS steered, by how far from the RX core.",
+        [d](const core_counters& c) { return c.rps_distance[d].load(std::memory_order_relaxed); },
+        {{"distance", std::string(to_string(distance(d)))}});
+  add("affine_stack_rps_backlog_packets_total", "Packets this core took from its RPS backlog ring.",
+      field(&core_counters::rps_backlog_packets));
+  add("affine_stack_rps_backlog_full_total", "Packets dropped: the target core's RPS backlog ring was full.",
+      field(&core_counters::rps_backlog_full));
+  for (std::size_t i = 0; i < cores.size(); ++i)
+    for (auto& [reason, n] : cores[i]->nonzero())
+      out.push_back({"affine_stack_drops_total", "Packets dropped, by reason (only reasons seen so far).", true,
+                     {{"port", std::to_string(port)}, {"core", std::to_string(i)}, {"reason", reason}}, n});
 }
 
 }  // namespace affine::stack

@@ -8,11 +8,14 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "affine/stats.hh"
+#include "reactor/policy/rps.hh"
 #include "stack/tcp/state.hh"
 #include "stack/wire/error.hh"
 
@@ -69,6 +72,15 @@ class core_counters {
   std::array<std::atomic<std::uint64_t>, 6> busy_poll_exits{};
   std::atomic<std::uint64_t> busy_poll_packets{0};
 
+  // Per-queue RPS (seed 003, stack/rps.hh): packets steered by why their
+  // core was chosen (policy::rps_reason order) and by how far they went
+  // (distance order), on the RX core; packets dropped because the target's
+  // backlog ring was full (RX core); packets processed from this core's
+  // backlog ring.
+  std::array<std::atomic<std::uint64_t>, policy::rps_reason_count> rps_steered{};
+  std::array<std::atomic<std::uint64_t>, 4> rps_distance{};
+  std::atomic<std::uint64_t> rps_backlog_full{0}, rps_backlog_packets{0};
+
   // Traffic.
   std::atomic<std::uint64_t> rx_packets{0}, tx_packets{0}, tcp_segments_in{0}, tcp_segments_out{0};
   std::atomic<std::uint64_t> arp_requests_sent{0}, arp_replies_sent{0}, icmp_echo_replies{0};
@@ -81,6 +93,15 @@ class core_counters {
 
 std::string_view to_string(layer l);
 std::string_view to_string(drop d);
+
+// One line for the periodic stats log, "s0 rx=... tx=... busy_poll.runnable=3
+// drop.ipv4.bad_checksum=1": traffic always, busy-poll exits and drops when
+// non-zero.
+std::string format_counters(unsigned core, const core_counters& c);
+
+// The same as samples for collect_metrics (include/affine/stats.hh), each
+// labelled port=`port` and core; drops only where non-zero.
+void append_metrics(std::vector<affine::metric_sample>& out, unsigned port, std::span<const core_counters* const> cores);
 
 // Add one to a relaxed single-writer counter.
 inline void bump(std::atomic<std::uint64_t>& c) noexcept {

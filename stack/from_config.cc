@@ -21,6 +21,20 @@ std::expected<stack_config, std::string> stack_config_from(const config::table_v
     sc.gateway = g->value;
   }
   sc.tcp.mss = std::uint16_t(port.get_int("mtu") - 40);  // RFC 9293 3.7.1: MTU less IPv4 and TCP headers
+  const auto queues = std::size_t(port.get_int("queues"));
+  sc.rps.assign(queues, policy::rps_mode::off);
+  std::vector<bool> seen(queues, false);
+  for (const config::table_view& rxq : port.tables("rxq")) {
+    const auto q = std::size_t(rxq.get_int("queue"));
+    if (q >= queues)
+      return std::unexpected(rxq.error("queue", fmt::format("RX queue {} does not exist (the port has {}: 0..{})", q,
+                                                            queues, queues - 1)));
+    if (seen[q]) return std::unexpected(rxq.error("queue", fmt::format("RX queue {} has a table already", q)));
+    seen[q] = true;
+    const std::string& mode = rxq.get_string("rps");
+    for (auto m : {policy::rps_mode::off, policy::rps_mode::hash, policy::rps_mode::flow, policy::rps_mode::idle})
+      if (policy::to_string(m) == mode) sc.rps[q] = m;
+  }
   return sc;
 }
 

@@ -34,7 +34,12 @@ bool l4_checksum_bad(const rte_mbuf* m) {
 
 }  // namespace
 
-void stack::receive(unsigned core, std::span<rte_mbuf*> pkts) {
+void stack::receive(unsigned core, unsigned queue, std::span<rte_mbuf*> pkts) {
+  if (rps_ && rps_->steers(queue)) pkts = pkts.first(rps_->steer(core, queue, pkts));
+  process(core, pkts);
+}
+
+void stack::process(unsigned core, std::span<rte_mbuf*> pkts) {
   per_core& pc = *cores_[core];
   const std::uint64_t now = now_ns();
   for (rte_mbuf* m : pkts) {

@@ -9,25 +9,32 @@
 #include "affine/affine.hh"
 #include "affine/config.hh"
 #include "affine/log.hh"
+#include "affine/stats.hh"
 #include "drivers/dpdk/eal.hh"
 #include "drivers/dpdk/from_config.hh"
 #include "drivers/uring/install.hh"
 #include "stack/from_config.hh"
+#include "stack/stack.hh"
 #include "reactor/from_config.hh"
 
 namespace affine {
 
 namespace {
 
-// A fiber logging one line per core every `interval_ms` (0: none) for as
-// long as this object lives.
+// A fiber logging, every `interval_ms` (0: never), one line per core of the
+// scheduler's counters and one per core of each stack's, for as long as this
+// object lives.
 class stats_line {
  public:
-  stats_line(runtime& rt, std::uint64_t interval_ms) {
+  stats_line(runtime& rt, const std::vector<std::unique_ptr<stack::stack>>& stacks, std::uint64_t interval_ms) {
     if (interval_ms == 0) return;
-    fiber_ = spawn([this, &rt, interval_ms] {
-      while (!stop_.wait(now_ns() + interval_ms * 1'000'000))
+    fiber_ = spawn([this, &rt, &stacks, interval_ms] {
+      while (!stop_.wait(now_ns() + interval_ms * 1'000'000)) {
         for (unsigned c = 0; c < rt.cores(); ++c) AFFINE_LOG_INFO("stats {}", format_counters(c, rt.counters(c)));
+        for (std::size_t i = 0; i < stacks.size(); ++i)
+          for (unsigned c = 0; c < stacks[i]->cores(); ++c)
+            AFFINE_LOG_INFO("stats port{} {}", i, stack::format_counters(c, stacks[i]->counters(c)));
+      }
     });
   }
   ~stats_line() {
@@ -59,7 +66,12 @@ std::expected<std::vector<std::unique_ptr<drivers::dpdk::dpdk_port>>, std::strin
 }  // namespace
 
 int run(int argc, const char* const* argv, main_fn main_fiber) {
-  auto cl = config::load_command_line(config_schema(), argc, argv);
+  return run(argc, argv, config_schema(),
+             [&main_fiber](std::span<const std::string> args, const config::settings&) { return main_fiber(args); });
+}
+
+int run(int argc, const char* const* argv, const config::schema& app, main_with_settings_fn main_fiber) {
+  auto cl = config::load_command_line(app, argc, argv);
   if (!cl) {
     fmt::print(stderr, "{}\n", cl.error());
     return 2;
@@ -114,14 +126,24 @@ int run(int argc, const char* const* argv, main_fn main_fiber) {
       auto stacks = stack::start_stacks(**rt, cfg, *ports);
       if (!stacks) throw std::runtime_error(stacks.error());
       if (!stacks->empty()) net::detail::set_backend(&stacks->front()->backend());
-      stats_line stats(**rt, interval_ms);
+      if (!stacks->empty())
+        detail::set_metrics_source([&s = *stacks](std::vector<metric_sample>& out) {
+          for (std::size_t i = 0; i < s.size(); ++i) {
+            std::vector<const stack::core_counters*> cores;
+            for (unsigned c = 0; c < s[i]->cores(); ++c) cores.push_back(&s[i]->counters(c));
+            stack::append_metrics(out, unsigned(i), cores);
+          }
+        });
+      stats_line stats(**rt, *stacks, interval_ms);
       struct unset_backend {  // before the stacks go
         bool active;
         ~unset_backend() {
-          if (active) net::detail::set_backend(nullptr);
+          if (!active) return;
+          net::detail::set_backend(nullptr);
+          detail::set_metrics_source({});
         }
       } unset{!stacks->empty()};
-      return main_fiber(cl->args);  // then ~stats, ~stacks, ~net: also when it throws
+      return main_fiber(cl->args, cl->config);  // then ~stats, ~stacks, ~net: also when it throws
     });
   } catch (const std::exception& e) {
     fmt::print(stderr, "affine: the main fiber threw: {}\n", e.what());

@@ -30,6 +30,7 @@ class stream final : public net::detail::stream_impl {
     bool polled = false;
     for (;;) {
       s_->lock.lock();
+      st().note_reader(*s_);  // seed 003: RPS "flow"/"idle" follow the reader
       auto r = s_->conn.recv(buf);
       if (r && *r == 0 && !buf.empty() && !s_->conn.eof() && s_->conn.state() != tcp::tcp_state::closed) {
         if (!polled && detail::this_core()->rt->policy.busy_poll_budget_ns > 0) {

@@ -33,6 +33,13 @@ std::expected<std::unique_ptr<stack>, std::string> stack::create(runtime& rt, dr
     rte_mempool* mp = port.pool(rt.topo().core(rt.topology_core(c)).node);
     st->cores_.push_back(std::make_unique<per_core>(c, cfg.reassembly, st->attachment_->tx(c), mp));
   }
+  if (std::ranges::any_of(cfg.rps, [](policy::rps_mode m) { return m != policy::rps_mode::off; })) {
+    std::vector<core_counters*> counters;
+    for (auto& pc : st->cores_) counters.push_back(&pc->counters);
+    st->rps_ = std::make_unique<rps>(
+        rt, cfg.rps, [s = st.get()](unsigned core, std::span<rte_mbuf*> pkts) { s->process(core, pkts); },
+        std::move(counters));
+  }
   for (auto& pc : st->cores_)
     pc->timer_fiber = spawn([s = st.get(), p = pc.get()] { s->timer_loop(*p); }, {.core = pc->index, .pinned = true});
   return st;
@@ -60,6 +67,7 @@ stack::~stack() {
     if (pc->timer_fiber.joinable()) pc->timer_fiber.join();
   }
   attachment_.reset();  // no more RX: the pollers are off the reactors
+  rps_.reset();         // nor backlogs
   std::vector<listen_socket*> ls;
   {
     std::lock_guard g(listeners_lock_);
@@ -90,6 +98,12 @@ std::vector<std::string> stack::describe_connections() const {
 }
 
 const core_counters& stack::counters(unsigned core) const { return cores_[core]->counters; }
+
+void stack::note_reader(const tcp_socket& s) {
+  if (!rps_) return;
+  const flow_tuple& t = s.conn.tuple();
+  rps_->note_reader(flow_hash(t.local_addr, t.local_port, t.remote_addr, t.remote_port), detail::this_core()->index);
+}
 
 stack::per_core& stack::here() { return *cores_[detail::this_core()->index]; }
 

@@ -26,6 +26,7 @@
 #include "drivers/port.hh"
 #include "reactor/policy/busy_poll.hh"
 #include "stack/counters.hh"
+#include "stack/rps.hh"
 #include "stack/flow_table.hh"
 #include "stack/ip/arp_cache.hh"
 #include "stack/ip/reassembly.hh"
@@ -49,6 +50,8 @@ struct stack_config {
   arp_config arp;
   reassembly_config reassembly;
   bool rx_interrupts = true;
+  // RX queue q's steering ([[port.rxq]] rps; seed 003); missing: off.
+  std::vector<policy::rps_mode> rps;
 };
 
 class stack final : public drivers::dpdk::packet_sink {
@@ -66,8 +69,9 @@ class stack final : public drivers::dpdk::packet_sink {
   // The socket API on this stack (net::detail::set_backend, or directly).
   net::detail::backend& backend();
 
-  // The RX path (drivers::dpdk::packet_sink): on reactor `core`.
-  void receive(unsigned core, std::span<rte_mbuf*> pkts) override;
+  // The RX path (drivers::dpdk::packet_sink): on reactor `core`, a batch
+  // from RX queue `queue`, steered to other cores where its RPS mode says.
+  void receive(unsigned core, unsigned queue, std::span<rte_mbuf*> pkts) override;
 
   const core_counters& counters(unsigned core) const;
   unsigned cores() const { return unsigned(cores_.size()); }
@@ -110,6 +114,9 @@ class stack final : public drivers::dpdk::packet_sink {
   // (yield_when_runnable) another fiber is runnable on its core. Returns why
   // it stopped (policy::poll_exit). Precondition: in a fiber, no lock held.
   policy::poll_exit busy_poll(tcp_socket& s);
+  // The socket's reader runs on the calling core (RFS for per-queue RPS,
+  // seed 003). Precondition: s.lock held, on a reactor.
+  void note_reader(const tcp_socket& s);
 
  private:
   struct per_core;
@@ -117,6 +124,7 @@ class stack final : public drivers::dpdk::packet_sink {
   stack(runtime& rt, drivers::port& port, const stack_config& cfg, route_table routes);
 
   // input.cc: Ethernet, ARP, IPv4, ICMP on the RX path.
+  void process(unsigned core, std::span<rte_mbuf*> pkts);
   void frame_in(per_core& pc, rte_mbuf* m, std::uint64_t now);
   void arp_in(per_core& pc, std::span<const std::byte> bytes, std::uint64_t now);
   void ipv4_in(per_core& pc, rte_mbuf* m, std::span<const std::byte> bytes, std::uint64_t now);
@@ -171,6 +179,7 @@ class stack final : public drivers::dpdk::packet_sink {
   rss_steering steering_;  // set once in create()
   std::vector<std::unique_ptr<per_core>> cores_;
   std::unique_ptr<drivers::dpdk::port_attachment> attachment_;
+  std::unique_ptr<rps> rps_;  // when a queue steers
   std::unique_ptr<net::detail::backend> backend_;
 };
 

@@ -7,6 +7,13 @@
 // wake_at to "scanning" (all ones) until wait() releases it, so a poke
 // either finds the fiber waiting (and wakes it) or happened before the scan
 // (which then sees the new deadline).
+//
+// While any deadline is pending the fiber also wakes every timer_tick_ns:
+// then a deadline set later than the next tick (a delayed ACK, an RTO) costs
+// no poke. Without it a request/response flow pokes the fiber once per
+// transaction (each new delayed ACK is earlier than the RTO it waits for),
+// one fiber switch per packet; with it, at most 1/timer_tick_ns wakeups a
+// second. With nothing pending the fiber sleeps until the next poke.
 
 #include <rte_mbuf.h>
 
@@ -18,6 +25,10 @@
 #include "stack/wire/ethernet.hh"
 
 namespace affine::stack {
+
+namespace {
+constexpr std::uint64_t timer_tick_ns = 10'000'000;
+}  // namespace
 
 void stack::home(tcp_socket* s) {
   per_core& pc = *cores_[s->home_core()];
@@ -63,6 +74,7 @@ void stack::timer_loop(per_core& pc) {
     });
     const bool other_work = pc.reasm.next_deadline() <= now || arp_deadline <= now;
     if (due.empty() && !other_work) {
+      if (earliest != UINT64_MAX) earliest = std::min(earliest, now + timer_tick_ns);
       pc.wake_at.store(earliest, std::memory_order_seq_cst);
       pc.timer_wait.wait(pc.timer_lock, earliest);
       continue;

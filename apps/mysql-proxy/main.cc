@@ -12,8 +12,9 @@
 #include "apps/mysql-proxy/proxy.hh"
 
 int main(int argc, char** argv) {
-  return affine::run(argc, argv, [](std::span<const std::string> args) {
-    auto o = affine_mysql::parse_args(args);
+  return affine::run(argc, argv, affine_mysql::proxy_schema(),
+                     [](std::span<const std::string> args, const affine::config::settings& settings) {
+    auto o = affine_mysql::parse_args(args, affine_mysql::options_from(settings));
     if (!o) {
       fmt::print(stderr, "affine-mysql-proxy: {}\n{}", o.error(), affine_mysql::usage());
       return 2;

@@ -1,14 +1,20 @@
 #include "apps/mysql-proxy/proxy.hh"
 
 #include <algorithm>
+#include <array>
+#include <map>
 #include <atomic>
 #include <cstdio>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "affine/fiber.hh"
 #include "apps/common/serve.hh"
+#include "affine/stats.hh"
 #include "apps/mysql-proxy/health.hh"
+#include "apps/mysql-proxy/http.hh"
+#include "apps/mysql-proxy/metrics.hh"
 #include "apps/mysql-proxy/session.hh"
 #include "apps/mysql-proxy/stats.hh"
 
@@ -16,9 +22,37 @@ namespace affine_mysql {
 
 namespace {
 
+// The scheduler's and the stack's decisions per core, from the runtime's
+// counters: " | sched c0 placements.waker_on_prev=120 busy_poll_exits.data=80 ...".
+std::string format_decisions(std::span<const affine::metric_sample> samples) {
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 4> decisions{{
+      {"affine_placements_total", "place"},
+      {"affine_steals_total", "steal"},
+      {"affine_stack_busy_poll_exits_total", "busy_poll"},
+      {"affine_stack_rps_steered_total", "rps"},
+  }};
+  std::map<std::string, std::string> by_core;
+  for (const affine::metric_sample& m : samples) {
+    if (m.value == 0) continue;
+    for (const auto& [name, shown] : decisions) {
+      if (m.name != name) continue;
+      std::string core, what;
+      for (const auto& [k, v] : m.labels) {
+        if (k == "core") core = v;
+        if (k == "reason" || k == "domain") what = v;
+      }
+      by_core[core] += fmt::format(" {}.{}={}", shown, what, m.value);
+    }
+  }
+  std::string out;
+  for (const auto& [core, text] : by_core) out += fmt::format(" | sched c{}{}", core, text);
+  return out;
+}
+
 void print_stats(const proxy_stats& stats, const backend_set& backends) {
   std::string line = "affine-mysql-proxy: " + format_stats(*stats.snapshot());
   for (std::size_t i = 0; i < backends.size(); ++i) line += " | backend " + format_backend(backends.at(i));
+  line += format_decisions(affine::collect_metrics());
   fmt::print("{}\n", line);
   std::fflush(stdout);
 }
@@ -46,12 +80,23 @@ int run_proxy(const options& o) {
   backend_set backends(o.backends);
   proxy_stats stats;
   proxy_context ctx{backends, stats, o.session, [] { return affine_apps::stop_requested(); }};
-  auto l = net::listen({.local = o.listen, .backlog = 1024, .accepted = {.no_delay = true}});
+  auto l = net::listen({.local = *o.listen, .backlog = 1024, .accepted = {.no_delay = true}});
   if (!l) {
-    fmt::print(stderr, "affine-mysql-proxy: listen on {}: {}\n", o.listen.to_string(), l.error().message());
+    fmt::print(stderr, "affine-mysql-proxy: listen on {}: {}\n", o.listen->to_string(), l.error().message());
     return 1;
   }
+  std::optional<net::tcp_listener> metrics_listener;
+  if (o.metrics) {
+    auto ml = net::listen({.local = *o.metrics});
+    if (!ml) {
+      fmt::print(stderr, "affine-mysql-proxy: metrics listen on {}: {}\n", o.metrics->to_string(),
+                 ml.error().message());
+      return 1;
+    }
+    metrics_listener = std::move(*ml);
+  }
   fmt::print("affine-mysql-proxy: listening on {}, {} backend(s)\n", l->local().to_string(), backends.size());
+  if (metrics_listener) fmt::print("affine-mysql-proxy: metrics on http://{}/metrics\n", metrics_listener->local().to_string());
   std::fflush(stdout);
 
   // The helpers end once the sessions have.
@@ -62,12 +107,20 @@ int run_proxy(const options& o) {
   fiber_handle printer;
   if (o.stats_interval_s > 0)
     printer = spawn([&] { print_stats_every(o.stats_interval_s, stats, backends, helpers_stop); });
+  // The Prometheus endpoint stays up until the sessions have ended.
+  fiber_handle metrics;
+  if (metrics_listener)
+    metrics = spawn([&] {
+      serve_http(*metrics_listener, [&] { return prometheus_text(*stats.snapshot(), backends, collect_metrics()); },
+                 helpers_stop);
+    });
 
   const auto served = affine_apps::serve_until_stopped(*l, "affine-mysql-proxy",
                                                        [&ctx](net::tcp_stream c) { run_session(std::move(c), ctx); });
   sessions_done = true;
   if (health.joinable()) health.join();
   if (printer.joinable()) printer.join();
+  if (metrics.joinable()) metrics.join();
   print_stats(stats, backends);
   return served.code;
 }

@@ -21,7 +21,7 @@ using drivers::dpdk::port_attachment;
 
 class echo_sink : public packet_sink {
  public:
-  void receive(unsigned core, std::span<rte_mbuf*> pkts) override {
+  void receive(unsigned core, unsigned /*queue*/, std::span<rte_mbuf*> pkts) override {
     for (rte_mbuf* m : pkts) {
       if (is_stop(m)) {
         stop_requested.store(true);
@@ -39,7 +39,7 @@ class ping_sink : public packet_sink {
   ping_sink(std::uint64_t warmup, std::uint64_t measured) : warmup_(warmup), total_(warmup + measured) {
     rtt.reserve(measured);
   }
-  void receive(unsigned core, std::span<rte_mbuf*> pkts) override {
+  void receive(unsigned core, unsigned /*queue*/, std::span<rte_mbuf*> pkts) override {
     const std::uint64_t now = rte_rdtsc();
     for (rte_mbuf* m : pkts) {
       if (count_.load(std::memory_order_relaxed) >= warmup_) rtt.push_back(now - stamp_of(m));

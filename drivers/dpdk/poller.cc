@@ -77,7 +77,7 @@ unsigned rx_poller::poll_queue(unsigned q) {
   owner.unlock();
   if (n != 0) {
     bump(counts_.packets, n);
-    sink_.receive(core_, std::span(pkts.data(), n));
+    sink_.receive(core_, q, std::span(pkts.data(), n));
   }
   return n;
 }

@@ -15,11 +15,12 @@
 namespace affine::drivers::dpdk {
 
 // Where received packets go. Runs on the reactor of `core`, in the RX path:
-// never blocks, never runs user code. Takes ownership of the packets.
+// never blocks, never runs user code. Takes ownership of the packets, which
+// came from RX queue `queue`.
 class packet_sink {
  public:
   virtual ~packet_sink() = default;
-  virtual void receive(unsigned core, std::span<rte_mbuf*> pkts) = 0;
+  virtual void receive(unsigned core, unsigned queue, std::span<rte_mbuf*> pkts) = 0;
 };
 
 // One core's TX queue of one port, batched. Precondition: used only on the

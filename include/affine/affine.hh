@@ -17,6 +17,7 @@
 #include <string>
 
 #include "affine/channel.hh"
+#include "affine/config.hh"
 #include "affine/fiber.hh"
 #include "affine/runtime.hh"
 #include "affine/sync.hh"
@@ -27,5 +28,12 @@ namespace affine {
 using main_fn = std::move_only_function<int(std::span<const std::string> args)>;
 
 int run(int argc, const char* const* argv, main_fn main_fiber);
+
+// The same for a program with settings of its own in the same file: `app`
+// declares affine's tables (config_tables()) and the program's; the main
+// fiber also gets the loaded settings, checked against `app`.
+using main_with_settings_fn =
+    std::move_only_function<int(std::span<const std::string> args, const config::settings& settings)>;
+int run(int argc, const char* const* argv, const config::schema& app, main_with_settings_fn main_fiber);
 
 }  // namespace affine

@@ -235,5 +235,9 @@ namespace affine {
 // affine's schema: [reactor], [sched], [busy_poll], [log], [stats], [[port]]
 // with [[port.rxq]].
 const config::schema& config_schema();
+// Its tables, for a program whose file adds tables of its own:
+//   static const config::schema s("affine-mysql-proxy", {}, [] {
+//     auto t = affine::config_tables(); t.push_back(proxy_table()); return t; }());
+std::vector<config::table_spec> config_tables();
 
 }  // namespace affine

@@ -5,7 +5,10 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace affine {
 
@@ -36,5 +39,27 @@ struct core_counters {
 
 // One line, "c0 turns=... run=... steals=l/n/m ...", for the stats log.
 std::string format_counters(unsigned core, const core_counters& c);
+
+// ---- metrics for an exporter (a Prometheus endpoint, a log) -----------------
+
+// One value of one counter or gauge, named and labelled the Prometheus way.
+struct metric_sample {
+  std::string name;     // "affine_fiber_runs_total"
+  std::string help;     // one line, the same for every sample of a name
+  bool counter = true;  // false: a gauge
+  std::vector<std::pair<std::string, std::string>> labels;  // {{"core", "0"}}
+  std::uint64_t value = 0;
+};
+
+// Every counter of the running runtime: the scheduler's per core (loop rungs,
+// placements by reason, steals by level, sleeps, ...) and, under affine::run,
+// each stack's per port and core (traffic, busy-poll exits by reason, drops
+// by reason). Samples of one name are adjacent. Call from a fiber.
+std::vector<metric_sample> collect_metrics();
+
+namespace detail {
+// What affine::run adds to collect_metrics (its stacks); empty: nothing.
+void set_metrics_source(std::function<void(std::vector<metric_sample>&)> source);
+}  // namespace detail
 
 }  // namespace affine

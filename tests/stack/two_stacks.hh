@@ -62,6 +62,7 @@ class two_stacks : public ::testing::Test {
       stack_config ca, cb;
       ca.address = a_ip;
       cb.address = b_ip;
+      cb.rps = b_rps_;
       auto sa = stack::create(*rt_, link_->a(), ca, std::vector<rxq_assignment>{{0, core_id{0}}});
       auto sb = stack::create(*rt_, link_->b(), cb, std::vector<rxq_assignment>{{0, core_id{cores_ - 1}}});
       ASSERT_TRUE(sa.has_value()) << sa.error();
@@ -77,6 +78,7 @@ class two_stacks : public ::testing::Test {
   policy::policy_config policy_;
   std::unique_ptr<runtime> rt_;
   std::unique_ptr<drivers::wire::link> link_;
+  std::vector<policy::rps_mode> b_rps_;  // b's RX queue steering (seed 003)
 };
 
 }  // namespace affine::stack::testing

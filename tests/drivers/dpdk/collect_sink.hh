@@ -21,7 +21,7 @@ class collect_sink : public packet_sink {
     bool has_flow;  // flow_hash found a flow
   };
 
-  void receive(unsigned core, std::span<rte_mbuf*> pkts) override {
+  void receive(unsigned core, unsigned /*queue*/, std::span<rte_mbuf*> pkts) override {
     std::lock_guard lock(mutex_);
     for (rte_mbuf* m : pkts) {
       const auto* p = rte_pktmbuf_mtod(m, const std::uint8_t*);

@@ -17,7 +17,7 @@ class responder : public packet_sink {
 
   void set_attachment(port_attachment* a) { attachment_ = a; }
 
-  void receive(unsigned core, std::span<rte_mbuf*> pkts) override {
+  void receive(unsigned core, unsigned /*queue*/, std::span<rte_mbuf*> pkts) override {
     for (rte_mbuf* m : pkts) {
       auto* f = rte_pktmbuf_mtod(m, std::uint8_t*);
       const std::size_t len = m->data_len;

@@ -1,0 +1,237 @@
+// The Prometheus text: exact output for a small snapshot, cumulative
+// latency buckets, escaping, the runtime's samples grouped by name, and a
+// running runtime's whole text checked line by line against the format.
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <map>
+#include <memory>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "apps/mysql-proxy/metrics.hh"
+#include "tests/apps/mysql_proxy/harness.hh"
+
+namespace affine_mysql {
+namespace {
+
+const std::array<backend_config, 2> two_backends = {
+    backend_config{.address = {affine::net::loopback, 3306}},
+    backend_config{.address = {affine::net::ipv4_address{0x0a000002}, 3307}, .role = backend_role::replica},
+};
+
+// The value on the line that starts with `series` and a space; -1 if none.
+long long value_of(const std::string& text, const std::string& series) {
+  const std::string key = "\n" + series + " ";
+  const auto at = text.find(key);
+  if (at == std::string::npos) return -1;
+  return std::stoll(text.substr(at + key.size()));
+}
+
+TEST(mysql_metrics, SmallSnapshotExactText) {
+  auto s = std::make_unique<stats_snapshot>();
+  s->sessions_opened = 3;
+  s->closes[std::size_t(close_reason::client_quit)] = 1;
+  s->closes[std::size_t(close_reason::backend_down)] = 1;
+  command_counters& query = s->commands[std::size_t(command_kind::query)];
+  query.count = 2;
+  query.errors = 1;
+  query.latency.add(40'000);     // under the first bound
+  query.latency.add(3'000'000);  // between 2.5 and 5 ms
+  backend_set backends(two_backends);
+  auto lease = backends.acquire(backend_role::primary);
+  ASSERT_TRUE(lease);
+  backends.at(0).count_connect_failure();
+  backends.mark(1, false);
+  const std::vector<affine::metric_sample> runtime = {
+      {.name = "affine_fiber_runs_total", .help = "Fiber resumes.", .labels = {{"core", "0"}}, .value = 7},
+      {.name = "affine_fiber_runs_total", .help = "Fiber resumes.", .labels = {{"core", "1"}}, .value = 9},
+      {.name = "affine_runnable", .help = "Fibers ready.", .counter = false, .labels = {}, .value = 2},
+  };
+
+  EXPECT_EQ(prometheus_text(*s, backends, runtime),
+            "# HELP affine_mysql_commands_total Commands relayed, by type (handshake: a client's login).\n"
+            "# TYPE affine_mysql_commands_total counter\n"
+            "affine_mysql_commands_total{command=\"query\"} 2\n"
+            "# HELP affine_mysql_command_errors_total Commands whose response was an ERR, by type.\n"
+            "# TYPE affine_mysql_command_errors_total counter\n"
+            "affine_mysql_command_errors_total{command=\"query\"} 1\n"
+            "# HELP affine_mysql_command_latency_seconds From a command's first byte forwarded to its response's "
+            "last byte received, by type (buckets to about 1.6%; no _sum: the proxy keeps counts only).\n"
+            "# TYPE affine_mysql_command_latency_seconds histogram\n"
+            "affine_mysql_command_latency_seconds_bucket{command=\"query\",le=\"0.00005\"} 1\n"
+            "affine_mysql_command_latency_seconds_bucket{command=\"query\",le=\"0.0001\"} 1\n"
+            "affine_mysql_command_latency_seconds_bucket{command=\"query\",le=\"0.00025\"} 1\n"
+            "affine_mysql_command_latency_seconds_bucket{command=\"query\",le=\"0.0005\"} 1\n"
+            "affine_mysql_command_latency_seconds_bucket{command=\"query\",le=\"0.001\"} 1\n"
+            "affine_mysql_command_latency_seconds_bucket{command=\"query\",le=\"0.0025\"} 1\n"
+            "affine_mysql_command_latency_seconds_bucket{command=\"query\",le=\"0.005\"} 2\n"
+            "affine_mysql_command_latency_seconds_bucket{command=\"query\",le=\"0.01\"} 2\n"
+            "affine_mysql_command_latency_seconds_bucket{command=\"query\",le=\"0.025\"} 2\n"
+            "affine_mysql_command_latency_seconds_bucket{command=\"query\",le=\"0.05\"} 2\n"
+            "affine_mysql_command_latency_seconds_bucket{command=\"query\",le=\"0.1\"} 2\n"
+            "affine_mysql_command_latency_seconds_bucket{command=\"query\",le=\"0.25\"} 2\n"
+            "affine_mysql_command_latency_seconds_bucket{command=\"query\",le=\"0.5\"} 2\n"
+            "affine_mysql_command_latency_seconds_bucket{command=\"query\",le=\"1\"} 2\n"
+            "affine_mysql_command_latency_seconds_bucket{command=\"query\",le=\"2.5\"} 2\n"
+            "affine_mysql_command_latency_seconds_bucket{command=\"query\",le=\"5\"} 2\n"
+            "affine_mysql_command_latency_seconds_bucket{command=\"query\",le=\"+Inf\"} 2\n"
+            "affine_mysql_command_latency_seconds_count{command=\"query\"} 2\n"
+            "# HELP affine_mysql_sessions_opened_total Client sessions accepted.\n"
+            "# TYPE affine_mysql_sessions_opened_total counter\n"
+            "affine_mysql_sessions_opened_total 3\n"
+            "# HELP affine_mysql_sessions_open Client sessions open now.\n"
+            "# TYPE affine_mysql_sessions_open gauge\n"
+            "affine_mysql_sessions_open 1\n"
+            "# HELP affine_mysql_session_closes_total Client sessions ended, by reason.\n"
+            "# TYPE affine_mysql_session_closes_total counter\n"
+            "affine_mysql_session_closes_total{reason=\"client_quit\"} 1\n"
+            "affine_mysql_session_closes_total{reason=\"backend_down\"} 1\n"
+            "# HELP affine_mysql_backend_up 1 when the last health checks found the backend up.\n"
+            "# TYPE affine_mysql_backend_up gauge\n"
+            "affine_mysql_backend_up{backend=\"127.0.0.1:3306\",role=\"primary\"} 1\n"
+            "affine_mysql_backend_up{backend=\"10.0.0.2:3307\",role=\"replica\"} 0\n"
+            "# HELP affine_mysql_backend_active_sessions Sessions on the backend now.\n"
+            "# TYPE affine_mysql_backend_active_sessions gauge\n"
+            "affine_mysql_backend_active_sessions{backend=\"127.0.0.1:3306\",role=\"primary\"} 1\n"
+            "affine_mysql_backend_active_sessions{backend=\"10.0.0.2:3307\",role=\"replica\"} 0\n"
+            "# HELP affine_mysql_backend_sessions_total Sessions given the backend.\n"
+            "# TYPE affine_mysql_backend_sessions_total counter\n"
+            "affine_mysql_backend_sessions_total{backend=\"127.0.0.1:3306\",role=\"primary\"} 1\n"
+            "affine_mysql_backend_sessions_total{backend=\"10.0.0.2:3307\",role=\"replica\"} 0\n"
+            "# HELP affine_mysql_backend_connect_failures_total Connections to the backend that failed or "
+            "timed out.\n"
+            "# TYPE affine_mysql_backend_connect_failures_total counter\n"
+            "affine_mysql_backend_connect_failures_total{backend=\"127.0.0.1:3306\",role=\"primary\"} 1\n"
+            "affine_mysql_backend_connect_failures_total{backend=\"10.0.0.2:3307\",role=\"replica\"} 0\n"
+            "# HELP affine_fiber_runs_total Fiber resumes.\n"
+            "# TYPE affine_fiber_runs_total counter\n"
+            "affine_fiber_runs_total{core=\"0\"} 7\n"
+            "affine_fiber_runs_total{core=\"1\"} 9\n"
+            "# HELP affine_runnable Fibers ready.\n"
+            "# TYPE affine_runnable gauge\n"
+            "affine_runnable 2\n");
+}
+
+TEST(mysql_metrics, NothingSeenWritesNoCommandOrCloseSeries) {
+  const auto s = std::make_unique<stats_snapshot>();
+  const std::string text = prometheus_text(*s, backend_set({}), {});
+  EXPECT_EQ(text.find("affine_mysql_commands_total{"), std::string::npos);
+  EXPECT_EQ(text.find("affine_mysql_command_latency_seconds_bucket"), std::string::npos);
+  EXPECT_EQ(text.find("affine_mysql_session_closes_total{"), std::string::npos);
+  EXPECT_EQ(value_of(text, "affine_mysql_sessions_opened_total"), 0);
+  EXPECT_EQ(value_of(text, "affine_mysql_sessions_open"), 0);
+}
+
+TEST(mysql_metrics, LatencyBucketsAreCumulativeToTheHistogramsResolution) {
+  auto s = std::make_unique<stats_snapshot>();
+  command_counters& ping = s->commands[std::size_t(command_kind::ping)];
+  ping.count = 5;
+  ping.latency.add(50'000);          // exactly the first bound: counted there (le is "at most")
+  ping.latency.add(51'100);          // 2.2% over it: beyond that bucket's reach
+  ping.latency.add(700'000);         // 0.5 to 1 ms
+  ping.latency.add(1'000'000'000);   // exactly 1 s
+  ping.latency.add(10'000'000'000);  // past the last bound: only in +Inf
+  const std::string text = prometheus_text(*s, backend_set({}), {});
+  const auto bucket = [&](std::string_view le) {
+    return value_of(text, "affine_mysql_command_latency_seconds_bucket{command=\"ping\",le=\"" + std::string(le) +
+                              "\"}");
+  };
+  EXPECT_EQ(bucket("0.00005"), 1);
+  EXPECT_EQ(bucket("0.0001"), 2);
+  EXPECT_EQ(bucket("0.0005"), 2);
+  EXPECT_EQ(bucket("0.001"), 3);
+  EXPECT_EQ(bucket("0.5"), 3);
+  EXPECT_EQ(bucket("1"), 4);
+  EXPECT_EQ(bucket("5"), 4);
+  EXPECT_EQ(bucket("+Inf"), 5);
+  EXPECT_EQ(value_of(text, "affine_mysql_command_latency_seconds_count{command=\"ping\"}"), 5);
+  long long previous = 0;
+  for (const latency_bound& b : latency_bounds) {
+    EXPECT_GE(bucket(b.seconds), previous) << b.seconds;
+    previous = bucket(b.seconds);
+  }
+}
+
+TEST(mysql_metrics, LabelValuesAndHelpAreEscaped) {
+  const auto s = std::make_unique<stats_snapshot>();
+  const std::vector<affine::metric_sample> runtime = {
+      {.name = "affine_odd_total",
+       .help = "back\\slash \"quoted\"\nsecond line",
+       .labels = {{"port", "a\\b\"c\nd"}, {"core", "0"}},
+       .value = 1},
+  };
+  const std::string text = prometheus_text(*s, backend_set({}), runtime);
+  EXPECT_NE(text.find("# HELP affine_odd_total back\\\\slash \"quoted\"\\nsecond line\n"
+                      "# TYPE affine_odd_total counter\n"
+                      "affine_odd_total{port=\"a\\\\b\\\"c\\nd\",core=\"0\"} 1\n"),
+            std::string::npos)
+      << text;
+}
+
+TEST(mysql_metrics, RuntimeSamplesOfOneNameAreWrittenTogetherUnderOneHeader) {
+  const auto s = std::make_unique<stats_snapshot>();
+  const std::vector<affine::metric_sample> runtime = {
+      {.name = "affine_a_total", .help = "A.", .labels = {{"core", "0"}}, .value = 1},
+      {.name = "affine_b", .help = "B.", .counter = false, .labels = {}, .value = 2},
+      {.name = "affine_a_total", .help = "A.", .labels = {{"core", "1"}}, .value = 3},
+  };
+  const std::string text = prometheus_text(*s, backend_set({}), runtime);
+  EXPECT_NE(text.find("# HELP affine_a_total A.\n"
+                      "# TYPE affine_a_total counter\n"
+                      "affine_a_total{core=\"0\"} 1\n"
+                      "affine_a_total{core=\"1\"} 3\n"
+                      "# HELP affine_b B.\n"
+                      "# TYPE affine_b gauge\n"
+                      "affine_b 2\n"),
+            std::string::npos)
+      << text;
+}
+
+// Text format 0.0.4: each family's HELP and TYPE once, before its
+// samples, which are adjacent; every sample line a name, optional labels
+// with escaped values, and a value.
+void expect_well_formed(const std::string& text) {
+  static const std::regex help(R"(# HELP ([a-zA-Z_:][a-zA-Z0-9_:]*) .*)");
+  static const std::regex type(R"(# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge|histogram))");
+  static const std::regex line(
+      R"(([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[a-zA-Z_][a-zA-Z0-9_]*="(\\[\\"n]|[^"\\\n])*")"
+      R"((,[a-zA-Z_][a-zA-Z0-9_]*="(\\[\\"n]|[^"\\\n])*")*\})? [0-9]+)");
+  std::map<std::string, int> families;  // name -> times its TYPE appeared
+  std::string current;
+  std::istringstream in(text);
+  std::smatch m;
+  for (std::string l; std::getline(in, l);) {
+    if (std::regex_match(l, m, help)) continue;
+    if (std::regex_match(l, m, type)) {
+      current = m[1];
+      ++families[current];
+      continue;
+    }
+    ASSERT_TRUE(std::regex_match(l, m, line)) << l;
+    const std::string name = m[1];
+    // A histogram's series carry its name with a suffix.
+    EXPECT_TRUE(name == current || name == current + "_bucket" || name == current + "_count") << l;
+  }
+  for (const auto& [name, times] : families) EXPECT_EQ(times, 1) << name;
+}
+
+TEST(mysql_metrics, ARunningRuntimesTextIsWellFormed) {
+  affine_mysql_test::in_runtime([] {
+    auto s = std::make_unique<stats_snapshot>();
+    s->sessions_opened = 1;
+    s->commands[std::size_t(command_kind::handshake)].count = 1;
+    s->commands[std::size_t(command_kind::handshake)].latency.add(300'000);
+    const std::vector<affine::metric_sample> runtime = affine::collect_metrics();
+    ASSERT_FALSE(runtime.empty());
+    const std::string text = prometheus_text(*s, backend_set(two_backends), runtime);
+    expect_well_formed(text);
+    EXPECT_NE(text.find("\naffine_fiber_runs_total{core=\"1\"} "), std::string::npos) << text;
+  });
+}
+
+}  // namespace
+}  // namespace affine_mysql

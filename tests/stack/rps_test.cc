@@ -1,0 +1,237 @@
+// Per-RX-queue packet steering (seed 003) on the live stack: b's one RX queue
+// is polled by the last core; its mode decides which core processes each
+// flow's packets. Asserted on the counters, not on timings.
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <atomic>
+#include <vector>
+
+#include "affine/fiber.hh"
+#include "affine/net.hh"
+#include "stack/from_config.hh"
+#include "stack/rps.hh"
+#include "tests/stack/two_stacks.hh"
+
+namespace affine::stack {
+namespace {
+
+using testing::a_ip;
+using testing::b_ip;
+
+constexpr std::uint64_t ten_s = 10'000'000'000ull;
+
+// ---- the flow hash, from a frame and from a socket ----------------------------
+
+// Ethernet + IPv4 + 4 bytes of TCP or UDP ports, from `src` to `dst`.
+std::vector<std::byte> frame(std::uint32_t src, std::uint16_t sport, std::uint32_t dst, std::uint16_t dport,
+                             std::uint8_t proto = 6, std::uint16_t frag = 0, bool vlan = false) {
+  std::vector<std::byte> f(12, std::byte{0});
+  const auto put16 = [&](std::uint16_t v) {
+    f.push_back(std::byte(v >> 8));
+    f.push_back(std::byte(v));
+  };
+  const auto put32 = [&](std::uint32_t v) {
+    put16(std::uint16_t(v >> 16));
+    put16(std::uint16_t(v));
+  };
+  if (vlan) {
+    put16(0x8100);
+    put16(7);
+  }
+  put16(0x0800);
+  f.push_back(std::byte{0x45});
+  f.push_back(std::byte{0});
+  put16(24);
+  put16(1);
+  put16(frag);
+  f.push_back(std::byte{64});
+  f.push_back(std::byte{proto});
+  put16(0);
+  put32(src);
+  put32(dst);
+  put16(sport);
+  put16(dport);
+  return f;
+}
+
+TEST(rps_flow_hash, AFrameHashesAsTheReceivingSocketsFourTuple) {
+  const auto f = frame(a_ip, 40000, b_ip, 80);
+  EXPECT_EQ(frame_flow_hash(f), flow_hash(b_ip, 80, a_ip, 40000));
+  EXPECT_EQ(frame_flow_hash(frame(a_ip, 40000, b_ip, 80, 6, 0, true)), flow_hash(b_ip, 80, a_ip, 40000));
+  EXPECT_EQ(frame_flow_hash(frame(a_ip, 53, b_ip, 5353, 17)), flow_hash(b_ip, 5353, a_ip, 53));
+  EXPECT_NE(flow_hash(b_ip, 80, a_ip, 40000), flow_hash(b_ip, 80, a_ip, 40001));
+}
+
+TEST(rps_flow_hash, FramesTheRxCoreKeepsHaveNone) {
+  EXPECT_FALSE(frame_flow_hash(frame(a_ip, 1, b_ip, 2, 1)));              // ICMP
+  EXPECT_FALSE(frame_flow_hash(frame(a_ip, 1, b_ip, 2, 6, 0x2000)));      // first fragment
+  EXPECT_FALSE(frame_flow_hash(frame(a_ip, 1, b_ip, 2, 6, 0x0010)));      // a later one
+  auto arp = frame(a_ip, 1, b_ip, 2);
+  arp[12] = std::byte{0x08};
+  arp[13] = std::byte{0x06};
+  EXPECT_FALSE(frame_flow_hash(arp));
+  const auto f = frame(a_ip, 1, b_ip, 2);
+  for (std::size_t n = 0; n < f.size(); ++n)  // every truncation
+    EXPECT_FALSE(frame_flow_hash(std::span(f).first(n))) << n << " bytes";
+}
+
+// ---- the live stack --------------------------------------------------------------
+
+struct rps_counts {
+  std::array<std::uint64_t, policy::rps_reason_count> steered{};
+  std::vector<std::uint64_t> backlog_in;  // per core
+  std::uint64_t full = 0;
+  std::uint64_t of(policy::rps_reason r) const { return steered[std::size_t(r)]; }
+  std::uint64_t total() const {
+    std::uint64_t n = 0;
+    for (auto s : steered) n += s;
+    return n;
+  }
+};
+
+rps_counts counts_of(const stack& st) {
+  rps_counts r;
+  for (unsigned c = 0; c < st.cores(); ++c) {
+    const core_counters& k = st.counters(c);
+    for (std::size_t i = 0; i < policy::rps_reason_count; ++i) r.steered[i] += k.rps_steered[i].load();
+    r.backlog_in.push_back(k.rps_backlog_packets.load());
+    r.full += k.rps_backlog_full.load();
+  }
+  return r;
+}
+
+class rps_live : public testing::two_stacks {
+ protected:
+  // 16 connections from a to an echo server on b, 50 round trips of 64
+  // bytes each; b's readers run pinned on core 0, its RX queue is polled by
+  // core 1. Busy polling is off, so every packet goes through the RX path.
+  rps_counts traffic(policy::rps_mode mode) {
+    start(busy_poll_off());
+    if (cores_ < 2) return {};
+    b_rps_ = {mode};
+    rps_counts out;
+    run({}, [&](stack& a, stack& b) {
+      auto l = b.backend().listen({.local = {net::any_address, 7}});
+      ASSERT_TRUE(l.has_value());
+      net::tcp_listener listener(std::move(*l));
+      constexpr int flows = 16;
+      auto server = spawn([&] {
+        std::vector<fiber_handle> sessions;
+        for (int i = 0; i < flows; ++i) {
+          auto c = listener.accept(now_ns() + ten_s);
+          ASSERT_TRUE(c.has_value());
+          sessions.push_back(spawn([c = std::move(*c)]() mutable {
+            std::array<std::byte, 64> buf;
+            while (c.read_exactly(buf, now_ns() + ten_s)) (void)c.write(buf);
+          }, {.core = 0, .pinned = true}));
+        }
+        for (auto& s : sessions) s.join();
+      });
+      std::vector<fiber_handle> clients;
+      for (int i = 0; i < flows; ++i)
+        clients.push_back(spawn([&] {
+          auto c = a.backend().connect({{b_ip}, 7}, now_ns() + ten_s, {});
+          ASSERT_TRUE(c.has_value()) << c.error().message();
+          net::tcp_stream s(std::move(*c));
+          std::array<std::byte, 64> req{}, resp{};
+          for (int k = 0; k < 50; ++k) {
+            ASSERT_TRUE(s.write(req, now_ns() + ten_s).has_value());
+            ASSERT_TRUE(s.read_exactly(resp, now_ns() + ten_s).has_value());
+          }
+        }));
+      for (auto& c : clients) c.join();
+      server.join();
+      out = counts_of(b);
+    });
+    return out;
+  }
+
+  static policy::policy_config busy_poll_off() {
+    policy::policy_config p;
+    p.busy_poll_budget_ns = 0;
+    return p;
+  }
+};
+
+TEST_F(rps_live, OffLeavesEveryPacketOnItsRxCore) {
+  const rps_counts c = traffic(policy::rps_mode::off);
+  if (cores_ < 2) GTEST_SKIP() << "needs two cores";
+  EXPECT_EQ(c.total(), 0u);
+  EXPECT_EQ(c.backlog_in[0] + c.backlog_in[1], 0u);
+}
+
+TEST_F(rps_live, HashSpreadsFlowsOverTheCoresAsKernelRpsDoes) {
+  const rps_counts c = traffic(policy::rps_mode::hash);
+  if (cores_ < 2) GTEST_SKIP() << "needs two cores";
+  EXPECT_GT(c.of(policy::rps_reason::hash), 0u);
+  EXPECT_EQ(c.total(), c.of(policy::rps_reason::hash));
+  EXPECT_GT(c.backlog_in[0], 0u) << "16 flows, none hashed to core 0";
+  EXPECT_EQ(c.backlog_in[1], 0u) << "the RX core keeps its own packets";
+  EXPECT_EQ(c.full, 0u);
+}
+
+TEST_F(rps_live, FlowSendsPacketsToTheCoreWhereTheReaderRuns) {
+  const rps_counts c = traffic(policy::rps_mode::flow);
+  if (cores_ < 2) GTEST_SKIP() << "needs two cores";
+  EXPECT_GT(c.of(policy::rps_reason::flow), 0u);
+  EXPECT_EQ(c.of(policy::rps_reason::hash), 0u);
+  // Before a flow's first read (the handshake) there is no consumer yet.
+  EXPECT_EQ(c.total(), c.of(policy::rps_reason::flow) + c.of(policy::rps_reason::no_consumer));
+  // Every reader runs on core 0: most packets go there.
+  EXPECT_GT(c.backlog_in[0], c.of(policy::rps_reason::flow) / 2);
+}
+
+TEST_F(rps_live, IdleChoosesAnIdleCoreInTheReadersLlc_Seed003) {
+  const rps_counts c = traffic(policy::rps_mode::idle);
+  if (cores_ < 2) GTEST_SKIP() << "needs two cores";
+  const std::uint64_t idle_reasons = c.of(policy::rps_reason::idle_consumer) + c.of(policy::rps_reason::idle_llc) +
+                                     c.of(policy::rps_reason::idle_none);
+  EXPECT_GT(idle_reasons, 0u);
+  EXPECT_EQ(c.total(), idle_reasons + c.of(policy::rps_reason::no_consumer));
+}
+
+// ---- the configuration -------------------------------------------------------------
+
+std::expected<stack_config, std::string> port_config(std::string_view rxq_tables) {
+  const std::string toml = std::string(R"([[port]]
+driver = "dpdk"
+eal = ["--vdev=net_ring0"]
+queues = 2
+ip = "10.88.0.2/24"
+)") + std::string(rxq_tables);
+  auto s = config::load_string(config_schema(), toml, "affine.toml");
+  if (!s) return std::unexpected(s.error());
+  return stack_config_from(s->tables("port")[0]);
+}
+
+TEST(rps_config, EachQueueGetsItsOwnMode) {
+  auto sc = port_config("[[port.rxq]]\nqueue = 1\nrps = \"idle\"\n");
+  ASSERT_TRUE(sc.has_value()) << sc.error();
+  ASSERT_EQ(sc->rps.size(), 2u);
+  EXPECT_EQ(sc->rps[0], policy::rps_mode::off);
+  EXPECT_EQ(sc->rps[1], policy::rps_mode::idle);
+}
+
+TEST(rps_config, AQueueThatDoesNotExistIsAnError) {
+  auto sc = port_config("[[port.rxq]]\nqueue = 2\nrps = \"hash\"\n");
+  ASSERT_FALSE(sc.has_value());
+  EXPECT_EQ(sc.error(), "affine.toml:7: port[0].rxq[0].queue: RX queue 2 does not exist (the port has 2: 0..1)");
+}
+
+TEST(rps_config, TwoTablesForOneQueueAreAnError) {
+  auto sc = port_config("[[port.rxq]]\nqueue = 0\nrps = \"hash\"\n[[port.rxq]]\nqueue = 0\nrps = \"flow\"\n");
+  ASSERT_FALSE(sc.has_value());
+  EXPECT_EQ(sc.error(), "affine.toml:10: port[0].rxq[1].queue: RX queue 0 has a table already");
+}
+
+TEST(rps_config, AnUnknownModeNamesTheAllowedOnes) {
+  auto sc = port_config("[[port.rxq]]\nqueue = 0\nrps = \"rfs\"\n");
+  ASSERT_FALSE(sc.has_value());
+  EXPECT_EQ(sc.error(),
+            "affine.toml:8: port[0].rxq[0].rps: \"rfs\" is not allowed (allowed: \"off\", \"hash\", \"flow\", \"idle\")");
+}
+
+}  // namespace
+}  // namespace affine::stack
