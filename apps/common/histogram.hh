@@ -15,12 +15,22 @@ class latency_histogram {
   void add(std::uint64_t ns) {
     ++counts_[bucket(ns)];
     ++total_;
+    sum_ns_ += ns;
   }
   void merge(const latency_histogram& o) {
     for (std::size_t i = 0; i < counts_.size(); ++i) counts_[i] += o.counts_[i];
     total_ += o.total_;
+    sum_ns_ += o.sum_ns_;
   }
   std::uint64_t count() const { return total_; }
+  std::uint64_t sum_ns() const { return sum_ns_; }  // exact
+  // Samples in the buckets up to the one holding `ns`: those at most `ns`,
+  // and those above it in its bucket (about 1.6% wide).
+  std::uint64_t count_at_most(std::uint64_t ns) const {
+    std::uint64_t n = 0;
+    for (std::size_t i = 0; i <= bucket(ns); ++i) n += counts_[i];
+    return n;
+  }
   // The lower bound of the bucket holding the q-quantile (0 < q <= 1).
   std::uint64_t quantile_ns(double q) const {
     const auto rank = std::max<std::uint64_t>(1, std::uint64_t(q * double(total_) + 0.5));
@@ -47,6 +57,7 @@ class latency_histogram {
 
   std::array<std::uint64_t, (64 - sub_bits + 1) * sub> counts_{};
   std::uint64_t total_ = 0;
+  std::uint64_t sum_ns_ = 0;
 };
 
 }  // namespace affine_apps

@@ -49,22 +49,6 @@ void sample(std::string& out, std::string_view name, std::initializer_list<label
   sample<std::initializer_list<label>>(out, name, labels, value);
 }
 
-// latency_histogram gives quantiles, not its buckets: quantile_ns(r/total)
-// is the lower end of the bucket of the r-th smallest sample, rising with
-// r, so the count is the largest rank whose bucket starts at most at `ns`.
-// A few dozen scans of the histogram per bound, off the data path.
-std::uint64_t count_at_most(const affine_apps::latency_histogram& h, std::uint64_t ns) {
-  const std::uint64_t total = h.count();
-  std::uint64_t lo = 0;  // this many samples are known to count
-  std::uint64_t hi = total;
-  while (lo < hi) {
-    const std::uint64_t mid = lo + (hi - lo + 1) / 2;
-    if (h.quantile_ns(double(mid) / double(total)) <= ns) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
-}
-
 void commands(std::string& out, const stats_snapshot& s) {
   family(out, "affine_mysql_commands_total", "Commands relayed, by type (handshake: a client's login).", "counter");
   for (std::size_t k = 0; k < command_kinds; ++k)
@@ -77,7 +61,7 @@ void commands(std::string& out, const stats_snapshot& s) {
              s.commands[k].errors);
   family(out, "affine_mysql_command_latency_seconds",
          "From a command's first byte forwarded to its response's last byte received, by type "
-         "(buckets to about 1.6%; no _sum: the proxy keeps counts only).",
+         "(each bucket counts to about 1.6% beyond its bound).",
          "histogram");
   for (std::size_t k = 0; k < command_kinds; ++k) {
     const command_counters& c = s.commands[k];
@@ -85,9 +69,11 @@ void commands(std::string& out, const stats_snapshot& s) {
     const std::string_view kind = to_string(command_kind(k));
     for (const latency_bound& b : latency_bounds)
       sample(out, "affine_mysql_command_latency_seconds_bucket", {{"command", kind}, {"le", b.seconds}},
-             count_at_most(c.latency, b.ns));
+             c.latency.count_at_most(b.ns));
     sample(out, "affine_mysql_command_latency_seconds_bucket", {{"command", kind}, {"le", "+Inf"}},
            c.latency.count());
+    out += fmt::format("affine_mysql_command_latency_seconds_sum{{command=\"{}\"}} {:.9f}\n", kind,
+                       double(c.latency.sum_ns()) / 1e9);
     sample(out, "affine_mysql_command_latency_seconds_count", {{"command", kind}}, c.latency.count());
   }
 }

@@ -60,7 +60,7 @@ TEST(mysql_metrics, SmallSnapshotExactText) {
             "# TYPE affine_mysql_command_errors_total counter\n"
             "affine_mysql_command_errors_total{command=\"query\"} 1\n"
             "# HELP affine_mysql_command_latency_seconds From a command's first byte forwarded to its response's "
-            "last byte received, by type (buckets to about 1.6%; no _sum: the proxy keeps counts only).\n"
+            "last byte received, by type (each bucket counts to about 1.6% beyond its bound).\n"
             "# TYPE affine_mysql_command_latency_seconds histogram\n"
             "affine_mysql_command_latency_seconds_bucket{command=\"query\",le=\"0.00005\"} 1\n"
             "affine_mysql_command_latency_seconds_bucket{command=\"query\",le=\"0.0001\"} 1\n"
@@ -79,6 +79,7 @@ TEST(mysql_metrics, SmallSnapshotExactText) {
             "affine_mysql_command_latency_seconds_bucket{command=\"query\",le=\"2.5\"} 2\n"
             "affine_mysql_command_latency_seconds_bucket{command=\"query\",le=\"5\"} 2\n"
             "affine_mysql_command_latency_seconds_bucket{command=\"query\",le=\"+Inf\"} 2\n"
+            "affine_mysql_command_latency_seconds_sum{command=\"query\"} 0.003040000\n"
             "affine_mysql_command_latency_seconds_count{command=\"query\"} 2\n"
             "# HELP affine_mysql_sessions_opened_total Client sessions accepted.\n"
             "# TYPE affine_mysql_sessions_opened_total counter\n"
@@ -199,7 +200,7 @@ void expect_well_formed(const std::string& text) {
   static const std::regex type(R"(# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge|histogram))");
   static const std::regex line(
       R"(([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[a-zA-Z_][a-zA-Z0-9_]*="(\\[\\"n]|[^"\\\n])*")"
-      R"((,[a-zA-Z_][a-zA-Z0-9_]*="(\\[\\"n]|[^"\\\n])*")*\})? [0-9]+)");
+      R"((,[a-zA-Z_][a-zA-Z0-9_]*="(\\[\\"n]|[^"\\\n])*")*\})? [0-9]+(\.[0-9]+)?)");
   std::map<std::string, int> families;  // name -> times its TYPE appeared
   std::string current;
   std::istringstream in(text);
@@ -214,7 +215,9 @@ void expect_well_formed(const std::string& text) {
     ASSERT_TRUE(std::regex_match(l, m, line)) << l;
     const std::string name = m[1];
     // A histogram's series carry its name with a suffix.
-    EXPECT_TRUE(name == current || name == current + "_bucket" || name == current + "_count") << l;
+    EXPECT_TRUE(name == current || name == current + "_bucket" || name == current + "_sum" ||
+                name == current + "_count")
+        << l;
   }
   for (const auto& [name, times] : families) EXPECT_EQ(times, 1) << name;
 }
