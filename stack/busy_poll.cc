@@ -27,21 +27,29 @@ policy::poll_exit stack::busy_poll(tcp_socket& s) {
   const policy::policy_config& cfg = c->rt->policy;
   per_core& pc = *cores_[c->index];
   const int rx = s.rx_core.load(std::memory_order_relaxed);
+  const bool known = rx >= 0 && unsigned(rx) < cores_.size();
+  // Where RPS hands this flow to the reader's own core, the packets come
+  // through that core's backlog ring: the reader drains it (it is on that
+  // core, so it is the ring's one consumer). A flow whose packets reach
+  // another core's backlog leaves nothing here to poll.
+  const bool backlog = known && rps_ && unsigned(rx) == c->index;
+  if (!known || (attachment_->poller(unsigned(rx)).queues().empty() && !backlog)) {
+    bump(pc.counters.busy_poll_exits[std::size_t(policy::poll_exit::off)]);
+    return policy::poll_exit::off;
+  }
   const std::uint64_t start = now_ns();
   std::array<rte_mbuf*, drivers::dpdk::rx_poller::burst> pkts;
   for (;;) {
     pc.tx.flush();
-    if (rx >= 0 && unsigned(rx) < cores_.size()) {
-      for (unsigned q : attachment_->poller(unsigned(rx)).queues()) {
-        drivers::rx_queue_owner& owner = port_.owner(q);
-        if (!owner.try_lock()) continue;  // its reactor (or another poller) is on it
-        const std::uint16_t n = port_.rx_burst(q, pkts.data(), std::uint16_t(pkts.size()));
-        owner.unlock();
-        if (n == 0) continue;
-        pc.counters.busy_poll_packets.store(pc.counters.busy_poll_packets.load(std::memory_order_relaxed) + n,
-                                            std::memory_order_relaxed);
-        process(pc.index, std::span(pkts.data(), n));  // a busy poller is no RPS hop
-      }
+    if (backlog) bump(pc.counters.busy_poll_packets, rps_->drain(pc.index));
+    for (unsigned q : attachment_->poller(unsigned(rx)).queues()) {
+      drivers::rx_queue_owner& owner = port_.owner(q);
+      if (!owner.try_lock()) continue;  // its reactor (or another poller) is on it
+      const std::uint16_t n = port_.rx_burst(q, pkts.data(), std::uint16_t(pkts.size()));
+      owner.unlock();
+      if (n == 0) continue;
+      bump(pc.counters.busy_poll_packets, n);
+      process(pc.index, std::span(pkts.data(), n));  // a busy poller is no RPS hop
     }
     policy::busy_poll_state st;
     st.elapsed_ns = now_ns() - start;

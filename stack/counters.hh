@@ -103,9 +103,9 @@ std::string format_counters(unsigned core, const core_counters& c);
 // labelled port=`port` and core; drops only where non-zero.
 void append_metrics(std::vector<affine::metric_sample>& out, unsigned port, std::span<const core_counters* const> cores);
 
-// Add one to a relaxed single-writer counter.
-inline void bump(std::atomic<std::uint64_t>& c) noexcept {
-  c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+// Add to a relaxed single-writer counter.
+inline void bump(std::atomic<std::uint64_t>& c, std::uint64_t n = 1) noexcept {
+  c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
 }
 
 }  // namespace affine::stack

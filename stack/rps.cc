@@ -121,10 +121,6 @@ class rps::backlog final : public poller {
   int interrupt_fd() const override { return efd_; }
 
  private:
-  static void bump(std::atomic<std::uint64_t>& c, std::uint64_t n) {
-    c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-  }
-
   unsigned core_;
   const process_fn& process_;
   core_counters& counters_;
@@ -157,6 +153,8 @@ rps::rps(runtime& rt, std::vector<policy::rps_mode> modes, process_fn process, s
 rps::~rps() {
   for (unsigned r = 0; r < backlogs_.size(); ++r) rt_.remove_poller(r, backlogs_[r].get());
 }
+
+unsigned rps::drain(unsigned core) { return backlogs_[core]->poll(); }
 
 void rps::note_reader(std::uint32_t hash, unsigned core) noexcept {
   std::atomic<std::int32_t>& slot = readers_[hash & (reader_slots - 1)];

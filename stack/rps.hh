@@ -63,6 +63,9 @@ class rps {
   // to their backlogs; those this core keeps are moved to the front of
   // `pkts`, their count returned. Precondition: in the reactor of `core`.
   std::size_t steer(unsigned core, unsigned queue, std::span<rte_mbuf*> pkts);
+  // Processes what `core`'s backlog ring holds (one batch); returns how
+  // many. Precondition: on `core` (a busy-polling reader there).
+  unsigned drain(unsigned core);
   // The flow's reader runs on `core` now.
   void note_reader(std::uint32_t flow_hash, unsigned core) noexcept;
 

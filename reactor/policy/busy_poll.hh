@@ -19,7 +19,7 @@ struct busy_poll_state {
 
 enum class poll_exit : std::uint8_t {
   polling,   // not an exit: keep polling
-  off,       // busy polling is off (budget 0)
+  off,       // busy polling is off (budget 0), or the reader has nothing it may poll
   data,      // data arrived
   runnable,  // another fiber is runnable on this core (seed 001)
   resched,   // the reactor asked for the core

@@ -83,6 +83,8 @@ struct rps_counts {
   std::array<std::uint64_t, policy::rps_reason_count> steered{};
   std::vector<std::uint64_t> backlog_in;  // per core
   std::uint64_t full = 0;
+  std::vector<std::uint64_t> busy_poll_packets;  // per core
+  std::uint64_t busy_poll_nothing = 0;           // polls that found nothing to poll (exit "off")
   std::uint64_t of(policy::rps_reason r) const { return steered[std::size_t(r)]; }
   std::uint64_t total() const {
     std::uint64_t n = 0;
@@ -107,8 +109,10 @@ class rps_live : public testing::two_stacks {
   // 16 connections from a to an echo server on b, 50 round trips of 64
   // bytes each; b's readers run pinned on core 0, its RX queue is polled by
   // core 1. Busy polling is off, so every packet goes through the RX path.
-  rps_counts traffic(policy::rps_mode mode) {
-    start(busy_poll_off());
+  rps_counts traffic(policy::rps_mode mode, std::uint64_t busy_poll_ns = 0) {
+    policy::policy_config p;
+    p.busy_poll_budget_ns = busy_poll_ns;
+    start(p);
     if (cores_ < 2) return {};
     b_rps_ = {mode};
     rps_counts out;
@@ -144,14 +148,12 @@ class rps_live : public testing::two_stacks {
       for (auto& c : clients) c.join();
       server.join();
       out = counts_of(b);
+      for (unsigned c = 0; c < b.cores(); ++c) {
+        out.busy_poll_packets.push_back(b.counters(c).busy_poll_packets.load());
+        out.busy_poll_nothing += b.counters(c).busy_poll_exits[std::size_t(policy::poll_exit::off)].load();
+      }
     });
     return out;
-  }
-
-  static policy::policy_config busy_poll_off() {
-    policy::policy_config p;
-    p.busy_poll_budget_ns = 0;
-    return p;
   }
 };
 
@@ -190,6 +192,16 @@ TEST_F(rps_live, IdleChoosesAnIdleCoreInTheReadersLlc_Seed003) {
                                      c.of(policy::rps_reason::idle_none);
   EXPECT_GT(idle_reasons, 0u);
   EXPECT_EQ(c.total(), idle_reasons + c.of(policy::rps_reason::no_consumer));
+}
+
+TEST_F(rps_live, ABusyPollingReaderDrainsTheBacklogOfItsOwnCore) {
+  // flow: each reader's packets reach its own core through the backlog
+  // ring, which the reader polls instead of spinning on nothing (seed 001
+  // with seed 003).
+  const rps_counts c = traffic(policy::rps_mode::flow, 50'000);
+  if (cores_ < 2) GTEST_SKIP() << "needs two cores";
+  EXPECT_GT(c.busy_poll_packets[0], 0u);
+  EXPECT_EQ(c.busy_poll_nothing, 0u);
 }
 
 // ---- the configuration -------------------------------------------------------------
