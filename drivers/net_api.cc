@@ -201,4 +201,49 @@ std::expected<udp_socket, std::error_code> bind_udp(const udp_options& opts) {
   return udp_socket(std::move(*u));
 }
 
+// ---- waiting on several sockets -------------------------------------------------------
+
+namespace {
+
+// The handle's backend waiter (null: it has none), and whether the handle is open.
+template <class Handle>
+std::pair<detail::multi_waiter*, bool> waiter_of(const Handle& h) {
+  const auto* impl = detail::handle_access::of(h);
+  return {impl ? impl->waiter() : nullptr, impl != nullptr};
+}
+
+bool valid(const wait_entry& e) {
+  // Only a stream can be waited on for writing (send_to never waits).
+  const readiness askable = e.stream ? readiness::readable | readiness::writable : readiness::readable;
+  return (e.stream != nullptr) + (e.listener != nullptr) + (e.udp != nullptr) == 1 && e.interest != readiness::none &&
+         (e.interest & askable) == e.interest;
+}
+
+std::unexpected<std::error_code> failure(std::errc e) { return std::unexpected(std::make_error_code(e)); }
+
+}  // namespace
+
+// Entries of closed handles are answered here (closed, so ready); the rest
+// go to their backend's waiter, which then only looks.
+std::expected<std::size_t, std::error_code> wait_any(std::span<wait_entry> entries, std::uint64_t deadline_ns) {
+  if (entries.empty() || entries.size() > max_wait_entries) return failure(std::errc::invalid_argument);
+  detail::multi_waiter* w = nullptr;
+  std::size_t closed = 0;
+  for (wait_entry& e : entries) {
+    if (!valid(e)) return failure(std::errc::invalid_argument);
+    const auto [mine, open] = e.stream ? waiter_of(*e.stream) : e.listener ? waiter_of(*e.listener) : waiter_of(*e.udp);
+    e.ready = open ? readiness::none : readiness::closed;
+    closed += !open;
+    if (!open) continue;
+    if (mine == nullptr) return failure(std::errc::operation_not_supported);
+    if (w != nullptr && mine != w) return failure(std::errc::invalid_argument);  // two kinds of backend
+    w = mine;
+  }
+  if (w == nullptr) return closed;
+  auto n = w->wait_any(entries, closed > 0 ? 0 : deadline_ns);
+  if (n) return *n + closed;
+  if (closed > 0 && n.error() == std::errc::timed_out) return closed;
+  return n;
+}
+
 }  // namespace affine::net

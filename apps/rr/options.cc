@@ -21,8 +21,25 @@ std::expected<void, std::string> set(T& field, Parsed parsed) {
   return {};
 }
 
+// "0,1,1": reactor indexes, at least one.
+std::expected<std::vector<unsigned>, std::string> core_list(std::string_view flag, std::string_view text) {
+  std::vector<unsigned> cores;
+  for (std::size_t at = 0; at <= text.size();) {
+    const std::size_t comma = std::min(text.find(',', at), text.size());
+    auto core = number<unsigned>(flag, text.substr(at, comma - at), 0, 8191);
+    if (!core) return std::unexpected(core.error());
+    cores.push_back(*core);
+    at = comma + 1;
+  }
+  return cores;
+}
+
 std::expected<void, std::string> apply_server(server_options& o, std::string_view flag, std::string_view value) {
   if (flag == "--port") return set(o.port, number<std::uint16_t>(flag, value, 0, 65535));
+  if (flag == "--serve-cores") return set(o.serve_cores, core_list(flag, value));
+  if (flag == "--antagonist-core") return set(o.antagonist_core, number<unsigned>(flag, value, 0, 8191));
+  if (flag == "--antagonist-slice-us")
+    return set(o.antagonist_slice_us, number<std::uint32_t>(flag, value, 1, 1'000'000));
   return std::unexpected(fmt::format("unknown option \"{}\" for server", flag));
 }
 
@@ -88,7 +105,8 @@ std::expected<options, std::string> parse_args(std::span<const std::string> args
 }
 
 std::string usage() {
-  return "usage: affine-rr [--config FILE] [--set KEY=VALUE]... server [--port N]\n"
+  return "usage: affine-rr [--config FILE] [--set KEY=VALUE]... server [--port N] [--serve-cores C,...]\n"
+         "                 [--antagonist-core C] [--antagonist-slice-us U]\n"
          "       affine-rr [--config FILE] [--set KEY=VALUE]... client --to IP:PORT [--flows F]\n"
          "                 [--request-size B] [--response-size B] [--duration-s S] [--warmup-s W]\n"
          "                 [--timeout-ms T] [--variant NAME]\n"

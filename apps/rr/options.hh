@@ -1,7 +1,7 @@
 #pragma once
 // affine-rr's command line (what affine::run leaves after --config/--set):
 //
-//   affine-rr server [--port N]
+//   affine-rr server [--port N] [--serve-cores C,...] [--antagonist-core C] [--antagonist-slice-us U]
 //   affine-rr client --to IP:PORT [--flows F] [--request-size B] [--response-size B]
 //                    [--duration-s S] [--warmup-s W] [--timeout-ms T] [--variant NAME]
 //   affine-rr client --bulk --to IP:PORT [--flows F] [--duration-s S] [--timeout-ms T] [--variant NAME]
@@ -11,8 +11,10 @@
 
 #include <cstdint>
 #include <expected>
+#include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "affine/net.hh"
 #include "apps/common/args.hh"
@@ -21,6 +23,15 @@ namespace affine_rr {
 
 struct server_options {
   std::uint16_t port = 0;  // 0: the backend picks one (printed at start)
+  // Each new connection's fiber moves to the next of these reactors in turn
+  // when it starts (unpinned: its wakeups decide where it runs next), so
+  // that an experiment knows where the readers last ran; empty: they start
+  // where the acceptor spawned them.
+  std::vector<unsigned> serve_cores;
+  // Seed 004's antagonist: a fiber pinned on this reactor that runs for a
+  // whole slice, gives the core up, and runs again, as long as the server.
+  std::optional<unsigned> antagonist_core;
+  std::uint32_t antagonist_slice_us = 500;  // the default reactor.task_quota_us
 };
 
 struct client_options {

@@ -4,6 +4,9 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <optional>
+#include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -96,10 +99,56 @@ void serve(net::tcp_stream s, totals& t) {
   answer(s, *h, t);
 }
 
+// Seed 004's antagonist (server_options::antagonist_core): runs until
+// `stop`, using its whole slice each time, then yielding so that the
+// reactor's other rungs (its RX queues among them) get their turn, as an
+// interrupt would preempt a CPU-bound task.
+class antagonist {
+ public:
+  antagonist(unsigned core, std::uint32_t slice_us) {
+    fiber_ = spawn([this, slice_ns = std::uint64_t(slice_us) * 1000] {
+      while (!stop_.load(std::memory_order_relaxed)) {
+        const std::uint64_t until = now_ns() + slice_ns;
+        while (now_ns() < until) {
+        }
+        this_fiber::yield();
+      }
+    }, {.core = core, .pinned = true});
+  }
+  ~antagonist() {
+    stop_ = true;
+    fiber_.join();
+  }
+  antagonist(const antagonist&) = delete;
+  antagonist& operator=(const antagonist&) = delete;
+
+ private:
+  std::atomic<bool> stop_{false};
+  fiber_handle fiber_;
+};
+
+// Whether `core` is a reactor of this runtime: spawn refuses any other.
+bool is_reactor(unsigned core) {
+  try {
+    spawn([] {}, {.core = core}).join();
+    return true;
+  } catch (const std::out_of_range&) {
+    return false;
+  }
+}
+
 }  // namespace
 
 int run_server(const server_options& o) {
   affine_apps::stop_on_signals();
+  std::vector<std::pair<const char*, unsigned>> cores;
+  for (unsigned c : o.serve_cores) cores.emplace_back("--serve-cores", c);
+  if (o.antagonist_core) cores.emplace_back("--antagonist-core", *o.antagonist_core);
+  for (const auto& [flag, core] : cores)
+    if (!is_reactor(core)) {
+      fmt::print(stderr, "affine-rr: {} {}: not a reactor core (see reactor.cores)\n", flag, core);
+      return 2;
+    }
   auto l = net::listen({.local = {net::any_address, o.port}, .backlog = 1024, .accepted = {.no_delay = true}});
   if (!l) {
     fmt::print(stderr, "affine-rr: listen on port {}: {}\n", o.port, l.error().message());
@@ -108,8 +157,15 @@ int run_server(const server_options& o) {
   fmt::print("{{\"app\":\"rr\",\"role\":\"server\",\"port\":{}}}\n", l->local().port);
   std::fflush(stdout);
 
+  std::optional<antagonist> hog;
+  if (o.antagonist_core) hog.emplace(*o.antagonist_core, o.antagonist_slice_us);
   totals t;
-  const auto r = affine_apps::serve_until_stopped(*l, "affine-rr", [&t](net::tcp_stream s) { serve(std::move(s), t); });
+  std::atomic<std::size_t> next_core{0};
+  const auto r = affine_apps::serve_until_stopped(*l, "affine-rr", [&](net::tcp_stream s) {
+    if (!o.serve_cores.empty())
+      this_fiber::migrate(o.serve_cores[next_core.fetch_add(1, std::memory_order_relaxed) % o.serve_cores.size()]);
+    serve(std::move(s), t);
+  });
   fmt::print("{{\"app\":\"rr\",\"role\":\"server\",\"connections\":{},\"transactions\":{},\"bulk_bytes\":{},\"errors\":{}}}\n",
              r.accepted, t.transactions.load(), t.bulk_bytes.load(), t.errors.load());
   return r.code;

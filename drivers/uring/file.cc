@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cerrno>
+#include <mutex>
 #include <vector>
 
 #include "affine/fiber.hh"
@@ -29,21 +30,35 @@ void ring_file::unlink(op& o) {
   if (o.next != nullptr) o.next->prev = o.prev;
 }
 
-int ring_file::run(const request& r, std::uint64_t deadline_ns) {
-  op o;
-  lock_.lock();
-  if (closing_) {
-    lock_.unlock();
-    return -ECANCELED;
-  }
+bool ring_file::enter(op& o) {
+  std::lock_guard g(lock_);
+  if (closing_) return false;
   o.core = this_fiber::core();
   link(o);
-  lock_.unlock();
-  const int res = submit_and_wait(o, r, deadline_ns);
-  lock_.lock();
+  return true;
+}
+
+bool ring_file::reenter(op& o) {
+  // Under the lock: a close() that comes later sees the new core, and its
+  // cancel runs on that core after the caller has started `o` there.
+  std::lock_guard g(lock_);
+  if (closing_) return false;
+  o.core = this_fiber::core();
+  return true;
+}
+
+bool ring_file::leave(op& o) {
+  std::lock_guard g(lock_);
   unlink(o);
   if (closing_ && head_ == nullptr) drained_.notify_all();
-  lock_.unlock();
+  return closing_;
+}
+
+int ring_file::run(const request& r, std::uint64_t deadline_ns) {
+  op o;
+  if (!enter(o)) return -ECANCELED;
+  const int res = submit_and_wait(o, r, deadline_ns);
+  leave(o);
   return res;
 }
 
@@ -53,22 +68,28 @@ int ring_file::submit_and_wait(op& o, const request& r, std::uint64_t deadline_n
   o.done.arm();
   if (const int e = ring.start(o, fd_, r); e < 0) return e;
   if (o.done.wait(deadline_ns)) return o.done.result();
-  // The deadline passed. The cancel must be sent on the ring the operation
-  // is on (io_uring cancels only within one ring), by that ring's reactor:
-  // the timer may have woken us on another core. The cancel's own
-  // completion tells us it has been sent; from then on nothing refers to
-  // `o` but its CQE, which the second wait takes.
-  op cancel;
-  cancel.done.arm();
-  detail::post(*detail::this_core()->rt, o.core, [&ring, &o, &cancel] {
-    if (!ring.prepare_cancel(o, &cancel)) cancel.done.complete(-EBUSY);
-    ring.submit();
-  });
-  cancel.done.wait(no_deadline);
-  o.done.wait(no_deadline);
+  cancellable c[1];
+  c[0].target = &o;
+  cancel_and_wait(rings_, o.core, c);
   const int res = o.done.result();
   // Done before the cancel reached it: the result stands (no data lost).
   return res == -ECANCELED || res == -EINTR ? -ETIMEDOUT : res;
+}
+
+void cancel_and_wait(const ring_set& rings, unsigned core, std::span<cancellable> ops) {
+  for (cancellable& c : ops) c.cancel.done.arm();
+  // Sent by the ring's own reactor. Each cancel's completion tells us it
+  // has been handled; from then on nothing refers to its target but the
+  // target's CQE, which the second wait takes.
+  core_ring& ring = rings.on(core);
+  detail::post(*detail::this_core()->rt, core, [&ring, ops] {
+    for (cancellable& c : ops)
+      // Reaped on this thread: a target done here needs no cancel.
+      if (c.target->done.done() || !ring.prepare_cancel(*c.target, &c.cancel)) c.cancel.done.complete(-EBUSY);
+    ring.submit();
+  });
+  for (cancellable& c : ops) c.cancel.done.wait(no_deadline);
+  for (cancellable& c : ops) c.target->done.wait(no_deadline);
 }
 
 void ring_file::cancel_on(unsigned core) {

@@ -5,11 +5,25 @@
 // cancel them and wait until none refers to the socket or its buffers.
 
 #include <cstdint>
+#include <span>
 
 #include "affine/sync.hh"
 #include "drivers/uring/ring.hh"
 
 namespace affine::drivers::uring {
+
+// An operation that may have to end early, and the cancel that ends it.
+struct cancellable {
+  op* target = nullptr;
+  op cancel;
+};
+
+// Precondition: in a fiber; each target armed and started on ring `core`.
+// Cancels the targets not yet done there (a cancel reaches only its own
+// ring, and the fiber may have been woken on another core), and waits
+// until every target has ended and every cancel has been handled: from
+// then on the kernel refers to none of them.
+void cancel_and_wait(const ring_set& rings, unsigned core, std::span<cancellable> ops);
 
 class ring_file {
  public:
@@ -32,6 +46,21 @@ class ring_file {
   // closes the fd (through the ring in a fiber; directly off the reactors,
   // where nothing can be in flight). Idempotent.
   void close();
+  // For operations that run alongside others of the same fiber (wait.cc),
+  // in steps: enter() joins `o` to the operations in flight, so that
+  // close() cancels it and waits for it (false when the file is closing:
+  // nothing joined); o.core is the calling core. The caller then starts it
+  // on that core's ring and waits for it (cancel_and_wait if need be), and
+  // may start it again, each time after reenter() (false when the file is
+  // closing: do not start it; o.core becomes the calling core), without
+  // suspending in between. leave() takes it out and says whether the file
+  // is closing. The fd stays open while `o` is in; after leave() the file
+  // may be gone (a close() waited for it).
+  bool enter(op& o);
+  bool reenter(op& o);
+  bool leave(op& o);
+  const ring_set& rings() const { return rings_; }
+
   // The kernel's close of this fd may block (SO_LINGER with a time: it
   // waits for the unsent data): close() then runs it on an io_uring worker
   // thread, which blocks instead of the reactor. Before the file is shared.

@@ -18,6 +18,8 @@ class uring_listener final : public net::detail::listener_impl {
   std::expected<std::unique_ptr<net::detail::stream_impl>, std::error_code> accept(std::uint64_t deadline_ns) override;
   net::endpoint local() const override { return local_; }
   void close() override { file_.close(); }
+  net::detail::multi_waiter* waiter() const override;  // wait.cc
+  ring_file& file() { return file_; }
 
   // Use listen(); public for make_unique.
   uring_listener(const ring_set& rings, int fd, const net::stream_options& accepted)

@@ -112,6 +112,7 @@ int core_ring::start(op& o, int fd, const request& r) {
       break;
     case request::kind::shutdown: io_uring_prep_shutdown(s, fd, r.flags); break;
     case request::kind::close: io_uring_prep_close(s, fd); break;
+    case request::kind::poll: io_uring_prep_poll_add(s, fd, unsigned(r.flags)); break;
   }
   if (r.async) io_uring_sqe_set_flags(s, IOSQE_ASYNC);
   io_uring_sqe_set_data(s, &o);
@@ -147,6 +148,9 @@ unsigned core_ring::poll() {
   io_uring_for_each_cqe(&ring_, head, cqe) {
     if (auto* o = static_cast<op*>(io_uring_cqe_get_data(cqe))) {
       --in_flight_;
+      // Before complete(): once it is done the fiber may return, and the
+      // event with it.
+      if (o->first_of != nullptr) o->first_of->set();
       o->done.complete(cqe->res);
     }
     if (++n == poll_budget) break;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "affine/poller.hh"
+#include "affine/sync.hh"
 #include "reactor/completion.hh"
 
 namespace affine::drivers::uring {
@@ -31,16 +32,19 @@ struct op {
   unsigned core = 0;  // the ring it was submitted on
   op* prev = nullptr;  // the owning socket's in-flight list
   op* next = nullptr;
+  // Set just before `done` completes: the fiber waits for the first of
+  // several operations (wait.cc), not for this one alone.
+  event* first_of = nullptr;
 };
 
 // What to submit, described once so that one switch prepares every kind.
 struct request {
-  enum class kind : std::uint8_t { accept, connect, recv, send, recvmsg, sendmsg, shutdown, close };
+  enum class kind : std::uint8_t { accept, connect, recv, send, recvmsg, sendmsg, shutdown, close, poll };
   kind what = kind::recv;
   void* buf = nullptr;       // recv/send: the data; accept/connect: the sockaddr; *msg: the msghdr
   std::size_t len = 0;       // recv/send: bytes; connect: the sockaddr's size
   socklen_t* addr_len = nullptr;  // accept: in/out size of `buf`
-  int flags = 0;             // recv/send/recvmsg/sendmsg: MSG_*; accept: SOCK_*; shutdown: SHUT_*
+  int flags = 0;             // recv/send/recvmsg/sendmsg: MSG_*; accept: SOCK_*; shutdown: SHUT_*; poll: POLL*
   bool async = false;        // IOSQE_ASYNC: run on an io-wq worker thread (a call that may block)
 };
 

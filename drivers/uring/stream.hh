@@ -26,6 +26,8 @@ class uring_stream final : public net::detail::stream_impl {
   std::expected<void, std::error_code> write(std::span<const std::byte> data, std::uint64_t deadline_ns) override;
   std::expected<void, std::error_code> shutdown_write() override;
   void close() override { file_.close(); }
+  net::detail::multi_waiter* waiter() const override;  // wait.cc
+  ring_file& file() { return file_; }
   void abort() override;
   std::expected<void, std::error_code> set_no_delay(bool on) override;
   std::expected<void, std::error_code> set_keepalive(bool on) override;

@@ -20,6 +20,8 @@ class uring_udp final : public net::detail::udp_impl {
                                                                            std::uint64_t deadline_ns) override;
   net::endpoint local() const override { return local_; }
   void close() override { file_.close(); }
+  net::detail::multi_waiter* waiter() const override;  // wait.cc
+  ring_file& file() { return file_; }
 
   // Use bind(); public for make_unique. Takes ownership of `fd`.
   uring_udp(const ring_set& rings, int fd) : file_(rings, fd) {}

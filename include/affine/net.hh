@@ -63,6 +63,7 @@ namespace detail {
 class stream_impl;
 class listener_impl;
 class udp_impl;
+struct handle_access;
 }  // namespace detail
 
 class tcp_stream {
@@ -97,6 +98,7 @@ class tcp_stream {
   endpoint remote() const;
 
  private:
+  friend struct detail::handle_access;  // wait_any's backends reach the socket
   std::unique_ptr<detail::stream_impl> impl_;
 };
 
@@ -114,6 +116,7 @@ class tcp_listener {
   void close();
 
  private:
+  friend struct detail::handle_access;  // wait_any's backends reach the socket
   std::unique_ptr<detail::listener_impl> impl_;
 };
 
@@ -154,6 +157,7 @@ class udp_socket {
   void close();
 
  private:
+  friend struct detail::handle_access;  // wait_any's backends reach the socket
   std::unique_ptr<detail::udp_impl> impl_;
 };
 
@@ -164,5 +168,56 @@ std::expected<tcp_stream, std::error_code> connect(endpoint to, std::uint64_t de
 // Errors: address_in_use, address_not_available (not an address of the
 // port), invalid_argument (a receive_queue of 0).
 std::expected<udp_socket, std::error_code> bind_udp(const udp_options& opts);
+
+// What a socket is ready for (a bit set), as wait_any asks and answers.
+enum class readiness : std::uint8_t {
+  none = 0,
+  // A stream's read() would not wait: data, the end of the stream, or an
+  // error to report. A listener's accept() would not wait. A UDP socket's
+  // recv_from() would not wait.
+  readable = 1u << 0,
+  // A stream's write() of one byte would not wait: room in the send
+  // buffer, or an error to report. Streams only.
+  writable = 1u << 1,
+  // Answer only: the handle is closed, before the call or by another fiber
+  // during it (as poll's POLLNVAL). Such an entry counts as ready.
+  closed = 1u << 2,
+};
+constexpr readiness operator|(readiness a, readiness b) { return readiness(std::uint8_t(a) | std::uint8_t(b)); }
+constexpr readiness operator&(readiness a, readiness b) { return readiness(std::uint8_t(a) & std::uint8_t(b)); }
+constexpr bool has(readiness set, readiness bit) { return (set & bit) != readiness::none; }
+
+// One socket of a wait_any call. The handle is not owned: it must outlive
+// the call and stay where it is (not moved from) until the call returns.
+struct wait_entry {
+  wait_entry(tcp_stream& s, readiness want) : stream(&s), interest(want) {}
+  explicit wait_entry(tcp_listener& l) : listener(&l), interest(readiness::readable) {}
+  explicit wait_entry(udp_socket& u) : udp(&u), interest(readiness::readable) {}
+
+  tcp_stream* stream = nullptr;  // exactly one of the three is set
+  tcp_listener* listener = nullptr;
+  udp_socket* udp = nullptr;
+  readiness interest = readiness::none;  // readable, writable (streams) or both
+  readiness ready = readiness::none;     // out: what of `interest` holds, or closed
+};
+
+// The most entries one wait_any takes: its bookkeeping is bounded.
+inline constexpr std::size_t max_wait_entries = 1024;
+
+// Suspends the calling fiber until at least one entry is ready or the
+// deadline passes, and sets every entry's `ready` (level-triggered, as
+// poll(2): what holds when the call returns; a reader that got there first
+// may have taken it by the time the caller acts). Returns how many entries
+// are ready; a deadline already passed only looks (a poll without waiting).
+// Errors: timed_out (none ready by the deadline); invalid_argument (no
+// entries or more than max_wait_entries, an empty interest, writable asked
+// of a listener or a UDP socket, sockets of two kinds of backend:
+// userspace stack and uring); operation_not_supported (a backend that has
+// no such wait); device_or_resource_busy (uring: the ring could take no
+// more operations, and none was ready). Another fiber may read, write, accept or close the
+// sockets meanwhile; a close ends the wait with `closed`.
+// Precondition: in a fiber.
+std::expected<std::size_t, std::error_code> wait_any(std::span<wait_entry> entries,
+                                                     std::uint64_t deadline_ns = no_deadline);
 
 }  // namespace affine::net

@@ -3,13 +3,17 @@
 // userspace stack on a DPDK port, or kernel sockets through io_uring. Apps do
 // not use this header; backends and the runtime's setup do.
 
+#include <cstddef>
 #include <expected>
 #include <memory>
+#include <span>
 #include <system_error>
 
 #include "affine/net.hh"
 
 namespace affine::net::detail {
+
+class multi_waiter;
 
 class stream_impl {
  public:
@@ -24,6 +28,9 @@ class stream_impl {
   virtual std::expected<void, std::error_code> set_keepalive(bool on) = 0;
   virtual endpoint local() const = 0;
   virtual endpoint remote() const = 0;
+  // What waits on this socket among others (net::wait_any); none: it
+  // cannot be waited on that way.
+  virtual multi_waiter* waiter() const { return nullptr; }
 };
 
 class listener_impl {
@@ -32,6 +39,7 @@ class listener_impl {
   virtual std::expected<std::unique_ptr<stream_impl>, std::error_code> accept(std::uint64_t deadline_ns) = 0;
   virtual endpoint local() const = 0;
   virtual void close() = 0;  // idempotent; wakes a fiber blocked in accept with ECANCELED
+  virtual multi_waiter* waiter() const { return nullptr; }  // as stream_impl's
 };
 
 class udp_impl {
@@ -42,6 +50,47 @@ class udp_impl {
                                                                               std::uint64_t deadline_ns) = 0;
   virtual endpoint local() const = 0;
   virtual void close() = 0;  // idempotent; wakes a fiber blocked in recv_from with ECANCELED
+  virtual multi_waiter* waiter() const { return nullptr; }  // as stream_impl's
+};
+
+// net::wait_any for one kind of backend: every open entry's socket named
+// this waiter (net_api.cc checks), so it may cast them to its own classes.
+// Entries whose handle is closed are left alone (net_api.cc answers them).
+class multi_waiter {
+ public:
+  // Precondition: in a fiber; entries validated; `ready` cleared. Sets the
+  // `ready` of the entries it waits on; returns how many are ready, or
+  // timed_out. A deadline already passed only looks.
+  virtual std::expected<std::size_t, std::error_code> wait_any(std::span<wait_entry> entries,
+                                                               std::uint64_t deadline_ns) = 0;
+
+ protected:
+  ~multi_waiter() = default;
+};
+
+// The implementation behind a handle (null when it is closed), for the
+// backends' waiters.
+struct handle_access {
+  static stream_impl* of(const tcp_stream& s) { return s.impl_.get(); }
+  static listener_impl* of(const tcp_listener& l) { return l.impl_.get(); }
+  static udp_impl* of(const udp_socket& u) { return u.impl_.get(); }
+};
+
+// Per-entry state of a wait, on the waiting fiber's stack for a few
+// entries, else in one allocation (bounded by max_wait_entries).
+template <class T, std::size_t inline_count = 8>
+class entry_states {
+ public:
+  explicit entry_states(std::size_t n) : n_(n) {
+    if (n > inline_count) heap_ = std::make_unique<T[]>(n);
+  }
+  std::span<T> all() { return {heap_ ? heap_.get() : local_, n_}; }
+  T& operator[](std::size_t i) { return all()[i]; }
+
+ private:
+  std::size_t n_;
+  T local_[inline_count]{};
+  std::unique_ptr<T[]> heap_;
 };
 
 class backend {

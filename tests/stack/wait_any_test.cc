@@ -1,0 +1,39 @@
+// net::wait_any on the userspace stack (issue 5 item 8): the suite of
+// tests/net/wait_any_cases.hh between two stacks on the in-process wire,
+// the waiter's sockets on a (RX on core 0), their peers on b (RX on the
+// last core). Teardown checks that no connection, ring buffer or UDP socket
+// is left.
+
+#include <gtest/gtest.h>
+
+#include "stack/udp_socket.hh"
+#include "tests/net/wait_any_cases.hh"
+#include "tests/stack/two_stacks.hh"
+
+namespace affine::stack {
+namespace {
+
+using test::wait_any_cases::two_ends;
+
+class two_stacks_ends : public testing::two_stacks {
+ public:
+  void on_ends(const std::function<void(const two_ends&)>& body) {
+    drivers::wire::link_config lc;
+    lc.clock = drivers::wire::clock_kind::monotonic;
+    run(lc, [&](stack& a, stack& b) { body(two_ends{a.backend(), b.backend(), {testing::a_ip}, {testing::b_ip}}); });
+  }
+
+ protected:
+  void SetUp() override { start(); }
+  void TearDown() override {
+    two_stacks::TearDown();
+    EXPECT_EQ(udp_socket::live_count(), 0u) << "UDP sockets leaked";
+  }
+};
+
+}  // namespace
+}  // namespace affine::stack
+
+namespace affine::test::wait_any_cases {
+INSTANTIATE_TYPED_TEST_SUITE_P(stack, wait_any_on, ::testing::Types<stack::two_stacks_ends>);
+}  // namespace affine::test::wait_any_cases
