@@ -24,7 +24,8 @@ namespace affine::stack {
 
 policy::poll_exit stack::busy_poll(tcp_socket& s) {
   detail::core_ctx* c = detail::this_core();
-  const policy::policy_config& cfg = c->rt->policy;
+  policy::policy_config cfg = c->rt->policy;
+  cfg.busy_poll_budget_ns = busy_poll_budget_ns(s);
   per_core& pc = *cores_[c->index];
   const int rx = s.rx_core.load(std::memory_order_relaxed);
   const bool known = rx >= 0 && unsigned(rx) < cores_.size();
@@ -49,7 +50,7 @@ policy::poll_exit stack::busy_poll(tcp_socket& s) {
       owner.unlock();
       if (n == 0) continue;
       bump(pc.counters.busy_poll_packets, n);
-      process(pc.index, std::span(pkts.data(), n));  // a busy poller is no RPS hop
+      process(pc.index, std::span(pkts.data(), n), int(q));  // a busy poller is no RPS hop
     }
     policy::busy_poll_state st;
     st.elapsed_ns = now_ns() - start;
@@ -64,6 +65,14 @@ policy::poll_exit stack::busy_poll(tcp_socket& s) {
       return d.reason;
     }
   }
+}
+
+// Precondition: on a reactor (the runtime's policy is the core's).
+std::uint64_t stack::busy_poll_budget_ns(const tcp_socket& s) const {
+  const int q = s.rx_queue.load(std::memory_order_relaxed);
+  if (q >= 0 && std::size_t(q) < cfg_.busy_poll_budget_us.size() && cfg_.busy_poll_budget_us[std::size_t(q)] >= 0)
+    return std::uint64_t(cfg_.busy_poll_budget_us[std::size_t(q)]) * 1000;
+  return detail::this_core()->rt->policy.busy_poll_budget_ns;
 }
 
 }  // namespace affine::stack

@@ -23,6 +23,7 @@ std::expected<stack_config, std::string> stack_config_from(const config::table_v
   sc.tcp.mss = std::uint16_t(port.get_int("mtu") - 40);  // RFC 9293 3.7.1: MTU less IPv4 and TCP headers
   const auto queues = std::size_t(port.get_int("queues"));
   sc.rps.assign(queues, policy::rps_mode::off);
+  sc.busy_poll_budget_us.assign(queues, -1);
   std::vector<bool> seen(queues, false);
   for (const config::table_view& rxq : port.tables("rxq")) {
     const auto q = std::size_t(rxq.get_int("queue"));
@@ -31,6 +32,7 @@ std::expected<stack_config, std::string> stack_config_from(const config::table_v
                                                             queues, queues - 1)));
     if (seen[q]) return std::unexpected(rxq.error("queue", fmt::format("RX queue {} has a table already", q)));
     seen[q] = true;
+    sc.busy_poll_budget_us[q] = rxq.get_int("busy_poll_budget_us");
     const std::string& mode = rxq.get_string("rps");
     for (auto m : {policy::rps_mode::off, policy::rps_mode::hash, policy::rps_mode::flow, policy::rps_mode::idle})
       if (policy::to_string(m) == mode) sc.rps[q] = m;

@@ -36,11 +36,12 @@ bool l4_checksum_bad(const rte_mbuf* m) {
 
 void stack::receive(unsigned core, unsigned queue, std::span<rte_mbuf*> pkts) {
   if (rps_ && rps_->steers(queue)) pkts = pkts.first(rps_->steer(core, queue, pkts));
-  process(core, pkts);
+  process(core, pkts, int(queue));
 }
 
-void stack::process(unsigned core, std::span<rte_mbuf*> pkts) {
+void stack::process(unsigned core, std::span<rte_mbuf*> pkts, int queue) {
   per_core& pc = *cores_[core];
+  pc.rx_queue = queue;
   const std::uint64_t now = now_ns();
   for (rte_mbuf* m : pkts) {
     bump(pc.counters.rx_packets);

@@ -26,6 +26,7 @@ struct stack::per_core {
   core_counters counters;
   reassembly reasm;
   drivers::dpdk::tx_batch& tx;
+  int rx_queue = -1;  // the RX queue of the batch being processed; -1: an RPS backlog
   rte_mempool* pool;
   std::uint16_t ip_id = 0;
 

@@ -37,7 +37,7 @@ class stream final : public net::detail::stream_impl {
       st().note_reader(*s_);  // seed 003: RPS "flow"/"idle" follow the reader
       auto r = s_->conn.recv(buf);
       if (r && *r == 0 && !buf.empty() && !s_->conn.eof() && s_->conn.state() != tcp::tcp_state::closed) {
-        if (!polled && detail::this_core()->rt->policy.busy_poll_budget_ns > 0) {
+        if (!polled && st().busy_poll_budget_ns(*s_) > 0) {
           // Seed 001: poll the flow's RX queues for a while before sleeping.
           s_->lock.unlock();
           polled = true;

@@ -52,6 +52,9 @@ struct stack_config {
   bool rx_interrupts = true;
   // RX queue q's steering ([[port.rxq]] rps; seed 003); missing: off.
   std::vector<policy::rps_mode> rps;
+  // RX queue q's busy-poll budget in microseconds ([[port.rxq]]
+  // busy_poll_budget_us; seed 001); missing or -1: busy_poll.budget_us.
+  std::vector<std::int64_t> busy_poll_budget_us;
 };
 
 class stack final : public drivers::dpdk::packet_sink {
@@ -114,6 +117,8 @@ class stack final : public drivers::dpdk::packet_sink {
   // (yield_when_runnable) another fiber is runnable on its core. Returns why
   // it stopped (policy::poll_exit). Precondition: in a fiber, no lock held.
   policy::poll_exit busy_poll(tcp_socket& s);
+  // The budget for busy polling `s`: its RX queue's, else the runtime's.
+  std::uint64_t busy_poll_budget_ns(const tcp_socket& s) const;
   // The socket's reader runs on the calling core (RFS for per-queue RPS,
   // seed 003). Precondition: s.lock held, on a reactor.
   void note_reader(const tcp_socket& s);
@@ -124,7 +129,7 @@ class stack final : public drivers::dpdk::packet_sink {
   stack(runtime& rt, drivers::port& port, const stack_config& cfg, route_table routes);
 
   // input.cc: Ethernet, ARP, IPv4, ICMP on the RX path.
-  void process(unsigned core, std::span<rte_mbuf*> pkts);
+  void process(unsigned core, std::span<rte_mbuf*> pkts, int queue = -1);
   void frame_in(per_core& pc, rte_mbuf* m, std::uint64_t now);
   void arp_in(per_core& pc, std::span<const std::byte> bytes, std::uint64_t now);
   void ipv4_in(per_core& pc, rte_mbuf* m, std::span<const std::byte> bytes, std::uint64_t now);

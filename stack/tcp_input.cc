@@ -34,6 +34,7 @@ void stack::tcp_in(per_core& pc, const ipv4_header& ip, std::span<const std::byt
   const flow_tuple t{ip.dst, ip.src, seg.dst_port, seg.src_port};
   if (socket_ref s = flows_.find(t)) {
     if (s->rx_core.load(std::memory_order_relaxed) != int(pc.index)) s->rx_core.store(int(pc.index), std::memory_order_relaxed);
+    if (s->rx_queue.load(std::memory_order_relaxed) != pc.rx_queue) s->rx_queue.store(pc.rx_queue, std::memory_order_relaxed);
     s->lock.lock();
     const auto r = s->conn.input(seg, now);
     if (r.drop != tcp::drop_reason::none) pc.counters.count(r.drop);

@@ -48,6 +48,9 @@ class tcp_socket {
   // The reactor whose RX queues last brought this flow a segment: where a
   // busy-polling reader polls (-1 before the first).
   std::atomic<int> rx_core{-1};
+  // The RX queue that brought it (-1: unknown, or through an RPS backlog):
+  // whose [[port.rxq]] busy_poll_budget_us applies.
+  std::atomic<int> rx_queue{-1};
   // Set once the connection is CLOSED: the timer list lets go of it.
   std::atomic<bool> retired{false};
 

@@ -5,6 +5,7 @@
 // stats. open() returns a started port; the destructor stops and closes it.
 
 #include <rte_ethdev.h>
+#include <signal.h>
 
 #include <cstdint>
 #include <expected>
@@ -15,6 +16,7 @@
 
 #include "affine/topology.hh"
 #include "drivers/dpdk/flow.hh"
+#include "drivers/dpdk/tap_sigio.hh"
 #include "drivers/dpdk/probe.hh"
 #include "drivers/dpdk/rss.hh"
 #include "drivers/port.hh"
@@ -57,6 +59,7 @@ class dpdk_port final : public port {
   unsigned numa_node() const override { return node_; }
 
   std::uint16_t rx_burst(unsigned q, rte_mbuf** pkts, std::uint16_t n) override {
+    if (tap_trigger_ != nullptr) tap_trigger_(SIGIO);  // tap_sigio.hh
     return rte_eth_rx_burst(dev_.port_id, std::uint16_t(q), pkts, n);
   }
   std::uint16_t tx_burst(unsigned q, rte_mbuf** pkts, std::uint16_t n) override {
@@ -111,6 +114,7 @@ class dpdk_port final : public port {
   unsigned node_ = 0;
   rte_mempool* pool_ = nullptr;
   unsigned reta_size_ = 0;
+  tap_trigger_fn tap_trigger_ = nullptr;  // net_tap without SIGIO: its trigger, pulled per burst
   bool intr_enable_needed_ = true;
   bool configured_ = false;
   std::vector<rte_flow*> flows_;  // by flow_rule_id; nullptr once removed

@@ -111,5 +111,21 @@ TEST_F(busy_poll, WithoutYieldWhenRunnableThePollIgnoresRunnableFibers_Seed001) 
   EXPECT_GT(c.of(policy::poll_exit::data) + c.of(policy::poll_exit::budget), 0u);
 }
 
+TEST_F(busy_poll, AQueuesOwnBudgetOverridesTheGlobalOne) {
+  // [[port.rxq]] busy_poll_budget_us: the flow's queue polls though the
+  // global budget is 0.
+  policy::policy_config off;
+  off.busy_poll_budget_ns = 0;
+  a_busy_poll_budget_us_ = {50};
+  EXPECT_GT(round_trips(off, false).total(), 0u);
+}
+
+TEST_F(busy_poll, AQueueSetToZeroNeverPolls) {
+  policy::policy_config on;
+  on.busy_poll_budget_ns = 50'000;
+  a_busy_poll_budget_us_ = {0};
+  EXPECT_EQ(round_trips(on, false).total(), 0u);
+}
+
 }  // namespace
 }  // namespace affine::stack

@@ -224,6 +224,13 @@ TEST(rps_config, EachQueueGetsItsOwnMode) {
   ASSERT_EQ(sc->rps.size(), 2u);
   EXPECT_EQ(sc->rps[0], policy::rps_mode::off);
   EXPECT_EQ(sc->rps[1], policy::rps_mode::idle);
+  EXPECT_EQ(sc->busy_poll_budget_us, (std::vector<std::int64_t>{-1, -1}));
+}
+
+TEST(rps_config, AQueueMayHaveItsOwnBusyPollBudget) {
+  auto sc = port_config("[[port.rxq]]\nqueue = 0\nbusy_poll_budget_us = 20\n");
+  ASSERT_TRUE(sc.has_value()) << sc.error();
+  EXPECT_EQ(sc->busy_poll_budget_us, (std::vector<std::int64_t>{20, -1}));
 }
 
 TEST(rps_config, AQueueThatDoesNotExistIsAnError) {

@@ -63,6 +63,7 @@ class two_stacks : public ::testing::Test {
       ca.address = a_ip;
       cb.address = b_ip;
       cb.rps = b_rps_;
+      ca.busy_poll_budget_us = a_busy_poll_budget_us_;
       auto sa = stack::create(*rt_, link_->a(), ca, std::vector<rxq_assignment>{{0, core_id{0}}});
       auto sb = stack::create(*rt_, link_->b(), cb, std::vector<rxq_assignment>{{0, core_id{cores_ - 1}}});
       ASSERT_TRUE(sa.has_value()) << sa.error();
@@ -79,6 +80,7 @@ class two_stacks : public ::testing::Test {
   std::unique_ptr<runtime> rt_;
   std::unique_ptr<drivers::wire::link> link_;
   std::vector<policy::rps_mode> b_rps_;  // b's RX queue steering (seed 003)
+  std::vector<std::int64_t> a_busy_poll_budget_us_;  // a's per-queue busy-poll budgets (seed 001)
 };
 
 }  // namespace affine::stack::testing
