@@ -8,6 +8,10 @@
 // the queue fd itself (the RX interrupt), and a polling one calls rx_burst.
 // So the port clears O_ASYNC on the queue fds and pulls the PMD's trigger
 // itself before each burst, which costs one empty readv on an empty poll.
+// The trigger is one unsynchronised counter in the PMD, as it was for its own
+// handler: reactors pulling it at once can each write the same value, and a
+// queue whose last burst saw that value skips one poll (the next pull reads
+// it). A packet is never lost by that, only looked at one turn later.
 
 #include <cstdint>
 
