@@ -61,18 +61,24 @@ TEST_F(fiber_api, ManySleepersWakeInDeadlineOrder) {
   std::vector<int> order;
   spinlock lock;
   rt_->run([&] {
-    // One core, one start: the order is the timer wheel's, whatever the
-    // load on the machine (sleepers on two cores could be reordered by a
-    // preempted reactor thread).
+    // One core, one start after every sleeper exists, and 5 ms for them all
+    // to go to sleep: the order is the timer wheel's, whatever the load on
+    // the machine or the sanitizer's slowness (sleepers on two cores, or
+    // deadlines already past when a slow spawn got to them, could be
+    // reordered).
     std::vector<fiber_handle> hs;
-    const std::uint64_t t0 = now_ns();
+    event start;
+    std::uint64_t t0 = 0;
     for (int i = 9; i >= 0; --i)
       hs.push_back(spawn([&, i] {
-        this_fiber::sleep_until(t0 + std::uint64_t(1 + 2 * i) * 1'000'000);
+        start.wait();
+        this_fiber::sleep_until(t0 + std::uint64_t(5 + 2 * i) * 1'000'000);
         lock.lock();
         order.push_back(i);
         lock.unlock();
       }, {.core = 0, .pinned = true}));
+    t0 = now_ns();
+    start.set();
     for (auto& h : hs) h.join();
   });
   EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
