@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <array>
+#include <tuple>
+
 #include "reactor/policy/busy_poll.hh"
 
 namespace affine::stack {
@@ -58,44 +61,70 @@ std::string format_counters(unsigned core, const core_counters& c) {
   return out;
 }
 
+namespace {
+
+// One sample a core. Out of line and with plain arguments, so that no
+// caller's frame holds the temporaries of every series (under ASan at -O0
+// those frames outgrow a 64 KiB fiber stack).
+[[gnu::noinline]] void emit(std::vector<affine::metric_sample>& out, std::string_view name, std::string_view help,
+                            unsigned port, std::span<const std::uint64_t> per_core, std::string_view key = {},
+                            std::string_view value = {}) {
+  for (std::size_t i = 0; i < per_core.size(); ++i) {
+    affine::metric_sample m;
+    m.name = name;
+    m.help = help;
+    m.labels.emplace_back("port", std::to_string(port));
+    m.labels.emplace_back("core", std::to_string(i));
+    if (!key.empty()) m.labels.emplace_back(std::string(key), std::string(value));
+    m.value = per_core[i];
+    out.push_back(std::move(m));
+  }
+}
+
+}  // namespace
+
 void append_metrics(std::vector<affine::metric_sample>& out, unsigned port, std::span<const core_counters* const> cores) {
-  using labels = std::vector<std::pair<std::string, std::string>>;
-  const auto add = [&](std::string_view name, std::string_view help, auto value, labels extra = {}) {
-    for (std::size_t i = 0; i < cores.size(); ++i) {
-      labels l{{"port", std::to_string(port)}, {"core", std::to_string(i)}};
-      l.insert(l.end(), extra.begin(), extra.end());
-      out.push_back({std::string(name), std::string(help), true, std::move(l), value(*cores[i])});
-    }
+  std::vector<std::uint64_t> v(cores.size());
+  const auto of = [&](const std::atomic<std::uint64_t>& (*get)(const core_counters&)) {
+    for (std::size_t i = 0; i < cores.size(); ++i) v[i] = get(*cores[i]).load(std::memory_order_relaxed);
+    return std::span<const std::uint64_t>(v);
   };
-  const auto field = [](const std::atomic<std::uint64_t> core_counters::*f) {
-    return [f](const core_counters& c) { return (c.*f).load(std::memory_order_relaxed); };
+  using getter = const std::atomic<std::uint64_t>& (*)(const core_counters&);
+  static constexpr std::array<std::tuple<std::string_view, std::string_view, getter>, 7> plain{{
+      {"affine_stack_rx_packets_total", "Packets the stack received.", [](const core_counters& c) -> const std::atomic<std::uint64_t>& { return c.rx_packets; }},
+      {"affine_stack_tx_packets_total", "Packets the stack sent.", [](const core_counters& c) -> const std::atomic<std::uint64_t>& { return c.tx_packets; }},
+      {"affine_stack_tcp_segments_in_total", "TCP segments received.", [](const core_counters& c) -> const std::atomic<std::uint64_t>& { return c.tcp_segments_in; }},
+      {"affine_stack_tcp_segments_out_total", "TCP segments sent.", [](const core_counters& c) -> const std::atomic<std::uint64_t>& { return c.tcp_segments_out; }},
+      {"affine_stack_busy_poll_packets_total", "Packets busy-polling readers received (seed 001).", [](const core_counters& c) -> const std::atomic<std::uint64_t>& { return c.busy_poll_packets; }},
+      {"affine_stack_rps_backlog_packets_total", "Packets this core took from its RPS backlog ring.", [](const core_counters& c) -> const std::atomic<std::uint64_t>& { return c.rps_backlog_packets; }},
+      {"affine_stack_rps_backlog_full_total", "Packets dropped: the target core's RPS backlog ring was full.", [](const core_counters& c) -> const std::atomic<std::uint64_t>& { return c.rps_backlog_full; }},
+  }};
+  for (const auto& [name, help, get] : plain) emit(out, name, help, port, of(get));
+  const auto column = [&](auto array_of, std::size_t k) {
+    for (std::size_t i = 0; i < cores.size(); ++i) v[i] = array_of(*cores[i])[k].load(std::memory_order_relaxed);
+    return std::span<const std::uint64_t>(v);
   };
-  add("affine_stack_rx_packets_total", "Packets the stack received.", field(&core_counters::rx_packets));
-  add("affine_stack_tx_packets_total", "Packets the stack sent.", field(&core_counters::tx_packets));
-  add("affine_stack_tcp_segments_in_total", "TCP segments received.", field(&core_counters::tcp_segments_in));
-  add("affine_stack_tcp_segments_out_total", "TCP segments sent.", field(&core_counters::tcp_segments_out));
-  add("affine_stack_busy_poll_packets_total", "Packets busy-polling readers received (seed 001).",
-      field(&core_counters::busy_poll_packets));
   for (std::size_t r = 1; r < policy::poll_exit_count; ++r)
-    add("affine_stack_busy_poll_exits_total", "Why busy polls ended (seed 001).",
-        [r](const core_counters& c) { return c.busy_poll_exits[r].load(std::memory_order_relaxed); },
-        {{"reason", std::string(policy::to_string(policy::poll_exit(r)))}});
+    emit(out, "affine_stack_busy_poll_exits_total", "Why busy polls ended (seed 001).", port,
+         column([](const core_counters& c) -> const auto& { return c.busy_poll_exits; }, r), "reason",
+         policy::to_string(policy::poll_exit(r)));
   for (std::size_t r = 0; r < policy::rps_reason_count; ++r)
-    add("affine_stack_rps_steered_total", "Packets per-queue RPS steered, by why the core was chosen (seed 003).",
-        [r](const core_counters& c) { return c.rps_steered[r].load(std::memory_order_relaxed); },
-        {{"reason", std::string(policy::to_string(policy::rps_reason(r)))}});
+    emit(out, "affine_stack_rps_steered_total", "Packets per-queue RPS steered, by why the core was chosen (seed 003).",
+         port, column([](const core_counters& c) -> const auto& { return c.rps_steered; }, r), "reason",
+         policy::to_string(policy::rps_reason(r)));
   for (std::size_t d = 0; d < 4; ++d)
-    add("affine_stack_rps_distance_total", "Packets per-queue RPS steered, by how far from the RX core.",
-        [d](const core_counters& c) { return c.rps_distance[d].load(std::memory_order_relaxed); },
-        {{"distance", std::string(to_string(distance(d)))}});
-  add("affine_stack_rps_backlog_packets_total", "Packets this core took from its RPS backlog ring.",
-      field(&core_counters::rps_backlog_packets));
-  add("affine_stack_rps_backlog_full_total", "Packets dropped: the target core's RPS backlog ring was full.",
-      field(&core_counters::rps_backlog_full));
+    emit(out, "affine_stack_rps_distance_total", "Packets per-queue RPS steered, by how far from the RX core.", port,
+         column([](const core_counters& c) -> const auto& { return c.rps_distance; }, d), "distance",
+         to_string(distance(d)));
   for (std::size_t i = 0; i < cores.size(); ++i)
-    for (auto& [reason, n] : cores[i]->nonzero())
-      out.push_back({"affine_stack_drops_total", "Packets dropped, by reason (only reasons seen so far).", true,
-                     {{"port", std::to_string(port)}, {"core", std::to_string(i)}, {"reason", reason}}, n});
+    for (auto& [reason, n] : cores[i]->nonzero()) {
+      affine::metric_sample m;
+      m.name = "affine_stack_drops_total";
+      m.help = "Packets dropped, by reason (only reasons seen so far).";
+      m.labels = {{"port", std::to_string(port)}, {"core", std::to_string(i)}, {"reason", reason}};
+      m.value = n;
+      out.push_back(std::move(m));
+    }
 }
 
 }  // namespace affine::stack
