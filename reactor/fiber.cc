@@ -1,7 +1,5 @@
 // The fiber API: spawn, handles, yield, sleep, fiber-local storage.
 
-#include <time.h>
-
 #include <array>
 #include <cassert>
 #include <semaphore>
@@ -11,29 +9,6 @@
 #include "reactor/runtime_state.hh"
 
 namespace affine {
-
-std::uint64_t now_ns() {
-  timespec ts;
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return std::uint64_t(ts.tv_sec) * 1'000'000'000ULL + std::uint64_t(ts.tv_nsec);
-}
-
-namespace detail {
-
-std::uint64_t cycles_per_us() noexcept {
-  // Measured once, over 2 ms: plenty for time slices, which need a few
-  // percent at most.
-  static const std::uint64_t per_us = [] {
-    const std::uint64_t t0 = now_ns(), c0 = cycles();
-    while (now_ns() - t0 < 2'000'000) {
-    }
-    const std::uint64_t per = (cycles() - c0) * 1000 / (now_ns() - t0);
-    return per == 0 ? 1 : per;
-  }();
-  return per_us;
-}
-
-}  // namespace detail
 
 fiber_handle spawn(std::move_only_function<void()> fn, spawn_options opts) {
   detail::runtime_state* rt = detail::current_runtime();

@@ -93,10 +93,10 @@ void print_result(const options& o, client_result& r) {
   const double seconds = double(r.elapsed_cycles) / double(rte_get_tsc_hz());
   std::printf(
       "{\"bench\":\"driver\",\"variant\":\"%s\",\"size_bytes\":%u,\"round_trips\":%lu,\"rtt_p50_us\":%.3f,"
-      "\"rtt_p99_us\":%.3f,\"round_trips_per_s\":%.0f}\n",
+      "\"rtt_p99_us\":%.3f,\"rtt_p999_us\":%.3f,\"round_trips_per_s\":%.0f}\n",
       o.variant.c_str(), unsigned(o.run.frame_bytes), (unsigned long)r.rtt_cycles.size(),
       percentile(r.rtt_cycles, 50) * us_per_cycle, percentile(r.rtt_cycles, 99) * us_per_cycle,
-      double(o.run.round_trips) / seconds);
+      percentile(r.rtt_cycles, 99.9) * us_per_cycle, double(o.run.round_trips) / seconds);
   std::fflush(stdout);
 }
 

@@ -10,6 +10,7 @@
 
 pair_variants="kernel-loopback affine-memif"
 pair_exe=
+pair_raw_exe=
 pair_dir=
 pair_server=
 pair_client=
@@ -43,9 +44,12 @@ ip = "$2/24"
 TOML
 }
 
-pair_init() {  # build affine-rr, make the temporary directory and the memif configurations
-  ninja -C "$AFFINE_BUILD" apps/rr/affine-rr >/dev/null
+pair_init() {  # build affine-rr (and the raw ping-pong), make the temporary directory and the memif configurations
+  local targets=(apps/rr/affine-rr)
+  case " $pair_variants " in *" raw-memif "*) targets+=(bench/driver/driver_pingpong) ;; esac
+  ninja -C "$AFFINE_BUILD" "${targets[@]}" >/dev/null
   pair_exe="$AFFINE_BUILD/apps/rr/affine-rr"
+  pair_raw_exe="$AFFINE_BUILD/bench/driver/driver_pingpong"
   pair_dir=$(mktemp -d /tmp/affine-bench-rr.XXXXXX)
   trap pair_cleanup EXIT
   pair_write_config server 10.77.1.1
@@ -111,6 +115,33 @@ pair_run() {
   fi
 }
 
+# limit_s: one "rr" JSON line for raw-memif, the floor under affine-memif:
+# bench/driver's raw DPDK ping-pong of one 64-byte frame, server on core 0,
+# client on core 1, over a memif socket of its own.
+pair_raw_memif() {
+  local limit=$1 sock="$pair_dir/raw.sock" client_core=1 rc=0 line
+  [ "$(nproc)" -ge 2 ] || client_core=0
+  rm -f "$sock"
+  "$pair_raw_exe" --role server --variant raw-dpdk --socket "$sock" --core 0 \
+    >/dev/null 2>"$pair_dir/raw-server.err" &
+  pair_server=$!
+  for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
+  timeout -k 5 "$limit" "$pair_raw_exe" --role client --variant raw-dpdk --socket "$sock" --core "$client_core" \
+    --round-trips 1000000 --warmup 100000 >"$pair_dir/raw.out" 2>"$pair_dir/raw-client.err" || rc=$?
+  pair_stop "$pair_server"
+  pair_server=
+  line=$(grep -m1 '^{"bench"' "$pair_dir/raw.out" || true)
+  if [ "$rc" -ne 0 ] || [ -z "$line" ]; then
+    pair_error rr raw-memif "$(pair_first_line "$pair_dir/raw-client.err" "exit status $rc, no output")"
+    return
+  fi
+  python3 -c 'import json, sys
+r = json.loads(sys.argv[1])
+print(json.dumps({"bench": "rr", "variant": "raw-memif", "transactions_per_s": r["round_trips_per_s"],
+                  "p50_us": r["rtt_p50_us"], "p99_us": r["rtt_p99_us"], "p999_us": r["rtt_p999_us"], "errors": 0},
+                 separators=(",", ":")))' "$line"
+}
+
 # runs-file bench rounds params-json figure...: one line per
 # variant, each figure the median over the rounds that measured it. A
 # variant with failed rounds says how many and the first error; one with no
@@ -120,7 +151,7 @@ pair_summary() {
 import json, statistics, sys
 path, bench, rounds, params, figures = sys.argv[1], sys.argv[2], int(sys.argv[3]), json.loads(sys.argv[4]), sys.argv[5:]
 runs = [json.loads(l) for l in open(path) if l.strip()]
-for variant in ("kernel-loopback", "affine-memif"):
+for variant in ("raw-memif", "kernel-loopback", "affine-memif"):
     mine = [r for r in runs if r["variant"] == variant]
     if not mine:
         continue

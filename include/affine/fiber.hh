@@ -20,7 +20,10 @@ struct fiber;
 }
 
 using clock = std::chrono::steady_clock;
-// Nanoseconds on the reactor clock (CLOCK_MONOTONIC), as the timer wheel uses.
+// Nanoseconds on the reactor clock, as the timer wheel uses: CLOCK_MONOTONIC's
+// epoch and rate, scaled from the TSC where the kernel's clocksource is the
+// TSC (a rate good to some tens of ppm: for durations and deadlines, not for
+// comparing with other clocks); AFFINE_CLOCK=monotonic makes it clock_gettime.
 std::uint64_t now_ns();
 
 struct spawn_options {
