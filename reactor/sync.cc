@@ -59,6 +59,7 @@ bool wait_queue::wait(spinlock& held, std::uint64_t deadline_ns) {
 }
 
 bool wait_queue::notify_one(bool sync) {
+  if (head_ == nullptr) return false;  // the common case on the data path: nobody waits
   const auto kind = detail::current_waker_kind();
   while (waiter* w = head_) {
     unlink(*w);

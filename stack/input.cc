@@ -39,10 +39,9 @@ void stack::receive(unsigned core, unsigned queue, std::span<rte_mbuf*> pkts) {
   process(core, pkts, int(queue));
 }
 
-void stack::process(unsigned core, std::span<rte_mbuf*> pkts, int queue) {
+void stack::process(unsigned core, std::span<rte_mbuf*> pkts, int queue, std::uint64_t now) {
   per_core& pc = *cores_[core];
   pc.rx_queue = queue;
-  const std::uint64_t now = now_ns();
   for (rte_mbuf* m : pkts) {
     bump(pc.counters.rx_packets);
     frame_in(pc, m, now);

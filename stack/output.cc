@@ -1,5 +1,6 @@
 // Frames out: IPv4 datagrams built in one mbuf on the calling core, the next
-// hop resolved through the shared ARP cache, sent on the core's TX queue.
+// hop resolved through the shared ARP cache (or the core's copy of its last
+// answer), sent on the core's TX queue.
 
 #include <rte_mbuf.h>
 
@@ -77,10 +78,20 @@ void stack::transmit(per_core& pc, rte_mbuf* m, std::uint32_t next_hop, std::uin
   std::span<std::byte> frame{rte_pktmbuf_mtod(m, std::byte*), m->data_len};
   const bool broadcast = routes_.is_broadcast(next_hop);
   std::optional<mac_address> mac;
+  if (broadcast)
+    mac = broadcast_mac;
+  else if (next_hop == pc.hop_ip && now < pc.hop_fresh_until && arp_.changes() == pc.hop_changes)
+    mac = pc.hop_mac;  // this core's copy of the answer: no lock
   arp_resolution r{arp_resolve::known, {}};
-  {
+  if (!mac) {
     std::lock_guard g(arp_lock_);
-    mac = broadcast ? std::optional(broadcast_mac) : arp_.lookup(next_hop, now);
+    if (const auto a = arp_.lookup_answer(next_hop, now)) {
+      mac = a->mac;
+      pc.hop_ip = next_hop;
+      pc.hop_mac = a->mac;
+      pc.hop_fresh_until = a->fresh_until;
+      pc.hop_changes = arp_.changes();
+    }
     if (!mac) {
       r = arp_.resolve(next_hop, m, now);
       for (rte_mbuf* d : r.drop) {

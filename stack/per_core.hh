@@ -29,6 +29,18 @@ struct stack::per_core {
   int rx_queue = -1;  // the RX queue of the batch being processed; -1: an RPS backlog
   rte_mempool* pool;
   std::uint16_t ip_id = 0;
+  // The flow this core's TCP input found last, with a reference
+  // (stack::lock_flow); let go when it leaves the table on this core, when
+  // another flow takes its place, and with the stack.
+  tcp_socket* last_flow = nullptr;
+  flow_tuple last_tuple{};
+  // The last next hop this core resolved, copied out of the shared ARP
+  // cache: good while the cache's changes() count and the answer's
+  // freshness last (stack::transmit), so a flow's segments skip its lock.
+  std::uint32_t hop_ip = 0;
+  mac_address hop_mac{};
+  std::uint64_t hop_fresh_until = 0;
+  std::uint64_t hop_changes = 0;
 
   // Timers of the sockets homed here: see timers.cc for the handshake.
   spinlock timer_lock;

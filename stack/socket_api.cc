@@ -512,9 +512,9 @@ std::expected<socket_ref, std::error_code> stack::connect(net::endpoint to, cons
   const tcp::open_params p{.tuple = t, .iss = isn_.next(t, now), .ts_offset = std::uint32_t(isn_.next(t, 0).raw())};
   socket_ref s(new tcp_socket(*this, core, p, connection_config(opts), now));
   if (!flows_.insert(t, s.get())) return std::unexpected(err(std::errc::too_many_files_open));
-  s->in_table = true;
   home(s.get());
   s->lock.lock();
+  s->in_table = true;
   const auto what = settle(*s, now);  // the SYN
   s->lock.unlock();
   finish(*s, what);

@@ -68,6 +68,7 @@ stack::~stack() {
   }
   attachment_.reset();  // no more RX: the pollers are off the reactors
   rps_.reset();         // nor backlogs
+  for (auto& pc : cores_) forget_flow(*pc);
   std::vector<listen_socket*> ls;
   {
     std::lock_guard g(listeners_lock_);
@@ -135,7 +136,9 @@ stack::settled stack::settle(tcp_socket& s, std::uint64_t now) {
   if (s.parent != nullptr && (ev.has(event::connected) || ev.has(event::closed))) child_settled(s, ev);
   settled out;
   const std::uint64_t d = s.conn.next_deadline();
-  s.deadline.store(d, std::memory_order_seq_cst);
+  // Unchanged (most segments of a busy flow): the store that set it already
+  // met the timer fiber's handshake (timers.cc); a locked store less.
+  if (s.deadline.load(std::memory_order_relaxed) != d) s.deadline.store(d, std::memory_order_seq_cst);
   out.poke_timer = d < cores_[s.home_core()]->wake_at.load(std::memory_order_seq_cst);
   if (s.conn.state() == tcp::tcp_state::closed && s.in_table) {
     s.in_table = false;
@@ -149,6 +152,7 @@ void stack::finish(tcp_socket& s, settled what) {
     flows_.erase(s.conn.tuple(), &s);  // the tuple is fixed: no lock needed to read it
     s.retired.store(true, std::memory_order_release);
     poke_timer(*cores_[s.home_core()]);
+    if (per_core& pc = here(); pc.last_flow == &s) forget_flow(pc);  // last: may drop the last reference
   } else if (what.poke_timer) {
     poke_timer(*cores_[s.home_core()]);
   }

@@ -129,7 +129,8 @@ class stack final : public drivers::dpdk::packet_sink {
   stack(runtime& rt, drivers::port& port, const stack_config& cfg, route_table routes);
 
   // input.cc: Ethernet, ARP, IPv4, ICMP on the RX path.
-  void process(unsigned core, std::span<rte_mbuf*> pkts, int queue = -1);
+  void process(unsigned core, std::span<rte_mbuf*> pkts, int queue = -1) { process(core, pkts, queue, now_ns()); }
+  void process(unsigned core, std::span<rte_mbuf*> pkts, int queue, std::uint64_t now);
   void frame_in(per_core& pc, rte_mbuf* m, std::uint64_t now);
   void arp_in(per_core& pc, std::span<const std::byte> bytes, std::uint64_t now);
   void ipv4_in(per_core& pc, rte_mbuf* m, std::span<const std::byte> bytes, std::uint64_t now);
@@ -155,6 +156,8 @@ class stack final : public drivers::dpdk::packet_sink {
                         std::uint64_t now);
   void transmit(per_core& pc, rte_mbuf* m, std::uint32_t next_hop, std::uint64_t now);
   per_core& here();
+  tcp_socket* lock_flow(per_core& pc, const flow_tuple& t);
+  void forget_flow(per_core& pc);
 
   // timers.cc: one fiber per core.
   void timer_loop(per_core& pc);

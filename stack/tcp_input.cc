@@ -32,10 +32,9 @@ void stack::tcp_in(per_core& pc, const ipv4_header& ip, std::span<const std::byt
   bump(pc.counters.tcp_segments_in);
   const tcp_segment seg = v->segment();
   const flow_tuple t{ip.dst, ip.src, seg.dst_port, seg.src_port};
-  if (socket_ref s = flows_.find(t)) {
+  if (tcp_socket* s = lock_flow(pc, t)) {
     if (s->rx_core.load(std::memory_order_relaxed) != int(pc.index)) s->rx_core.store(int(pc.index), std::memory_order_relaxed);
     if (s->rx_queue.load(std::memory_order_relaxed) != pc.rx_queue) s->rx_queue.store(pc.rx_queue, std::memory_order_relaxed);
-    s->lock.lock();
     const auto r = s->conn.input(seg, now);
     if (r.drop != tcp::drop_reason::none) pc.counters.count(r.drop);
     if (r.reply) send_tcp(pc, t, *r.reply, now);
@@ -54,6 +53,33 @@ void stack::tcp_in(per_core& pc, const ipv4_header& ip, std::span<const std::byt
   pc.counters.count(drop::tcp_no_socket);
   if (routes_.is_broadcast(ip.dst)) return;
   if (auto rst = tcp::reset_for(seg)) send_tcp(pc, t, *rst, now);
+}
+
+// The socket of `t`, locked, or null. A flow's segments come in runs, so
+// the core remembers the last flow it found (with a reference): a hit
+// costs no shard lock, no table lookup and no reference count. The entry is
+// good while its socket is in the table (in_table, read under the socket's
+// lock); a socket that left it is forgotten and the table asked again.
+tcp_socket* stack::lock_flow(per_core& pc, const flow_tuple& t) {
+  if (tcp_socket* s = pc.last_flow; s != nullptr && pc.last_tuple == t) {
+    s->lock.lock();
+    if (s->in_table) return s;
+    s->lock.unlock();
+    forget_flow(pc);
+  }
+  socket_ref found = flows_.find(t);
+  if (!found) return nullptr;
+  forget_flow(pc);
+  pc.last_tuple = t;
+  pc.last_flow = found.release();  // the reference moves to the cache
+  pc.last_flow->lock.lock();
+  return pc.last_flow;
+}
+
+void stack::forget_flow(per_core& pc) {
+  if (pc.last_flow == nullptr) return;
+  pc.last_flow->unref();
+  pc.last_flow = nullptr;
 }
 
 // RFC 9293 3.10.7.2: LISTEN.
@@ -101,9 +127,9 @@ void stack::listen_in(per_core& pc, listen_socket& l, const flow_tuple& t, const
     s->unref();
     return;
   }
-  s->in_table = true;
   home(s);
   s->lock.lock();
+  s->in_table = true;
   const settled what = settle(*s, now);  // the SYN-ACK
   s->lock.unlock();
   finish(*s, what);

@@ -21,12 +21,18 @@ arp_cache::arp_cache(const arp_config& config)
 }
 
 std::optional<mac_address> arp_cache::lookup(std::uint32_t ip, std::uint64_t now_ns) const {
+  if (auto a = lookup_answer(ip, now_ns)) return a->mac;
+  return std::nullopt;
+}
+
+std::optional<arp_cache::answer> arp_cache::lookup_answer(std::uint32_t ip, std::uint64_t now_ns) const {
   const entry* e = entries_.find(ip);
   if (e == nullptr || e->st != state::reachable || now_ns >= e->deadline) return std::nullopt;
-  return e->mac;
+  return answer{e->mac, e->deadline};
 }
 
 arp_resolution arp_cache::resolve(std::uint32_t ip, rte_mbuf* packet, std::uint64_t now_ns) {
+  changed();
   out_count_ = 0;
   entry* e = entries_.find(ip);
   if (e != nullptr && e->st == state::reachable && now_ns < e->deadline) return {arp_resolve::known, {}};
@@ -52,6 +58,7 @@ arp_resolution arp_cache::resolve(std::uint32_t ip, rte_mbuf* packet, std::uint6
 
 std::span<rte_mbuf* const> arp_cache::on_arp(std::uint32_t sender_ip, const mac_address& sender_mac,
                                               bool target_is_us, std::uint64_t now_ns) {
+  changed();
   out_count_ = 0;
   // RFC 5227 2.1.1: a probe's sender address is 0.0.0.0; it maps nothing.
   if (sender_ip == 0) {
@@ -85,6 +92,7 @@ std::span<rte_mbuf* const> arp_cache::on_arp(std::uint32_t sender_ip, const mac_
 }
 
 arp_expiry arp_cache::expire(std::uint64_t now_ns) {
+  changed();
   out_count_ = 0;
   request_count_ = 0;
   next_deadline_ = no_deadline;
@@ -115,6 +123,7 @@ arp_expiry arp_cache::expire(std::uint64_t now_ns) {
 }
 
 std::span<rte_mbuf* const> arp_cache::clear() {
+  changed();
   out_count_ = 0;
   entries_.erase_if([&](std::uint32_t, entry& e) {
     drop_all(e, counts_.drop_cleared);

@@ -15,6 +15,7 @@
 // nothing here is thread-safe.
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -81,6 +82,18 @@ class arp_cache {
 
   // The Ethernet address of `ip` if an answer is known and fresh.
   std::optional<mac_address> lookup(std::uint32_t ip, std::uint64_t now_ns) const;
+  // The same, with the time the answer goes stale.
+  struct answer {
+    mac_address mac;
+    std::uint64_t fresh_until;
+  };
+  std::optional<answer> lookup_answer(std::uint32_t ip, std::uint64_t now_ns) const;
+
+  // Counts the calls that may have changed an answer (every non-const one).
+  // Readable without the owner's lock: a copy of an answer stays good while
+  // this count stays the same and the answer is fresh (the stack's per-core
+  // copy of its last next hop).
+  std::uint64_t changes() const { return changes_.load(std::memory_order_acquire); }
 
   // Holds `packet` until `ip` answers (call after lookup() failed).
   arp_resolution resolve(std::uint32_t ip, rte_mbuf* packet, std::uint64_t now_ns);
@@ -132,7 +145,10 @@ class arp_cache {
   void drop(rte_mbuf* packet, std::uint64_t& reason);
   std::span<rte_mbuf* const> out() const { return {out_.data(), out_count_}; }
 
+  void changed() { changes_.store(changes_.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
+
   arp_config config_;
+  std::atomic<std::uint64_t> changes_{0};  // written under the owner's lock
   addr_map<entry> entries_;
   // The pending pool: queue_total places, each a packet and the next place
   // of its entry's list; free places form a list of their own.

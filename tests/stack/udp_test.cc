@@ -232,6 +232,33 @@ TEST_F(udp_raw, SendToEmitsOneDatagramWithDontFragmentAndAValidChecksum) {
   });
 }
 
+// RFC 826 "Packet Reception": a sender already in the cache has its
+// hardware address updated. The stack's core keeps a copy of its last
+// answer (stack::transmit) and must drop it at once: the very next datagram
+// goes to the new address.
+TEST_F(udp_raw, ANewAnswerForTheNextHopRedirectsTheVeryNextDatagram) {
+  with_stack([&](stack& st) {
+    auto u = bind(st, {.local = {{stack_ip}, port}});
+    ASSERT_TRUE(u.has_value());
+    auto dst_mac_of_next = [&] {
+      EXPECT_TRUE(u->send_to({{peer_ip}, peer_port}, bytes_of("hello")));
+      const auto out = drain();
+      EXPECT_EQ(out.size(), 1u);
+      return out.empty() ? mac_address{} : mac_field{0}.get(out[0]);
+    };
+    EXPECT_EQ(dst_mac_of_next(), peer_mac);  // resolved (drain() answers the request)
+    EXPECT_EQ(dst_mac_of_next(), peer_mac);  // from the core's copy
+    constexpr mac_address moved{0x02, 0, 0, 0, 0, 0x77};
+    frame announce(60);  // the peer's address moved to another card: a gratuitous reply
+    (void)emit_ethernet({.dst = broadcast_mac, .src = moved, .type = ether_type::arp}, announce);
+    (void)emit_arp({arp_op::reply, moved, peer_ip, broadcast_mac, peer_ip}, std::span(announce).subspan(14));
+    send(announce);
+    EXPECT_TRUE(drain().empty());
+    EXPECT_EQ(dst_mac_of_next(), moved);
+    EXPECT_EQ(dst_mac_of_next(), moved);
+  });
+}
+
 TEST_F(udp_raw, ADatagramLargerThanOneFrameCarriesIsMessageSizeAndNothingIsSent) {
   with_stack([&](stack& st) {
     auto u = bind(st, {.local = {net::any_address, 0}});
