@@ -5,38 +5,30 @@
 // ASan+UBSan build runs this too).
 
 #include <gtest/gtest.h>
-#include <rte_mbuf.h>
-#include <rte_mempool.h>
 
 #include <cstring>
 #include <functional>
-#include <string>
 #include <vector>
 
 #include "affine/net.hh"
 #include "affine/runtime.hh"
 #include "base/xoshiro.hh"
-#include "drivers/dpdk/eal.hh"
-#include "drivers/wire/wire.hh"
 #include "stack/stack.hh"
-#include "stack/tcp/connection.hh"
 #include "stack/wire/arp.hh"
 #include "stack/wire/checksum.hh"
 #include "stack/wire/ethernet.hh"
 #include "stack/wire/icmp.hh"
 #include "stack/wire/tcp.hh"
 #include "stack/wire/udp.hh"
+#include "tests/stack/wire_peer.hh"
 
 namespace affine::stack {
 namespace {
 
-using namespace std::chrono_literals;
-using frame = std::vector<std::byte>;
+using testing::frame, testing::peer_mac, testing::stack_mac;
 
 constexpr std::uint32_t stack_ip = 0x0a630001;  // 10.99.0.1
 constexpr std::uint32_t peer_ip = 0x0a630002;   // 10.99.0.2
-constexpr mac_address stack_mac{0x02, 0, 0, 0, 0, 0x01};
-constexpr mac_address peer_mac{0x02, 0, 0, 0, 0, 0x02};
 constexpr std::uint16_t listen_port = 7000;
 
 frame ipv4_frame(ip_protocol proto, std::span<const std::byte> l4) {
@@ -86,47 +78,13 @@ void fix_ipv4_checksum(frame& f) {
   f[25] = std::byte(c);
 }
 
-class bad_input : public ::testing::Test {
+// One stack on end a listening on listen_port, one core; the test is the
+// peer on end b.
+class bad_input : public testing::wire_peer {
  protected:
-  static void SetUpTestSuite() {
-    auto eal = drivers::dpdk::init_eal_for_tests();
-    ASSERT_TRUE(eal.has_value()) << eal.error();
-  }
-
-  void SetUp() override {
-    static unsigned serial = 0;
-    for (auto*& p : pools_) {
-      p = rte_pktmbuf_pool_create(("bad_input_" + std::to_string(serial++)).c_str(), 4095, 0, 0,
-                                  RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
-      ASSERT_NE(p, nullptr);
-    }
-    drivers::wire::link_config lc;
-    lc.clock = drivers::wire::clock_kind::monotonic;
-    lc.a.pool = pools_[0];
-    lc.b.pool = pools_[1];
-    auto link = drivers::wire::link::create(lc);
-    ASSERT_TRUE(link.has_value()) << link.error();
-    link_ = std::move(*link);
-    auto topo = topology::from_system();
-    ASSERT_TRUE(topo.has_value());
-    topo_ = std::make_unique<topology>(std::move(*topo));
-    runtime_options o;
-    o.cores = {core_id{0}};
-    o.on_reactor_start = drivers::dpdk::register_reactor;
-    auto rt = runtime::start(*topo_, o);
-    ASSERT_TRUE(rt.has_value()) << rt.error();
-    rt_ = std::move(*rt);
-  }
-
-  void TearDown() override {
-    rt_.reset();
-    link_.reset();
-    EXPECT_EQ(tcp::connection::live_count(), 0u);
-    for (rte_mempool* p : pools_) {
-      EXPECT_EQ(rte_mempool_in_use_count(p), 0u) << "mbufs leaked from " << p->name;
-      rte_mempool_free(p);
-    }
-  }
+  bad_input()
+      : wire_peer({.pool_prefix = "bad_input_", .pool_mbufs = 4095, .max_cores = 1, .stack_ip = stack_ip,
+                   .peer_ip = peer_ip, .drain_rounds = 5}) {}
 
   // Runs `body` in a fiber with a stack on end a listening on listen_port.
   void with_stack(const std::function<void(stack&)>& body) {
@@ -145,48 +103,6 @@ class bad_input : public ::testing::Test {
       drain();
     });
   }
-
-  void send(const frame& f) {
-    rte_mbuf* m = rte_pktmbuf_alloc(pools_[1]);
-    ASSERT_NE(m, nullptr);
-    std::memcpy(rte_pktmbuf_append(m, std::uint16_t(f.size())), f.data(), f.size());
-    ASSERT_EQ(link_->b().tx_burst(0, &m, 1), 1);
-    ++sent_;
-  }
-
-  // Lets the stack's core poll, then takes what it sent (answering its ARP
-  // requests for the peer); returns the frames.
-  std::vector<frame> drain() {
-    std::vector<frame> out;
-    for (int round = 0; round < 5; ++round) {
-      this_fiber::sleep_for(3ms);
-      std::array<rte_mbuf*, 32> got;
-      const auto n = link_->b().rx_burst(0, got.data(), got.size());
-      for (unsigned i = 0; i < n; ++i) {
-        frame f(rte_pktmbuf_mtod(got[i], const std::byte*), rte_pktmbuf_mtod(got[i], const std::byte*) + got[i]->data_len);
-        rte_pktmbuf_free(got[i]);
-        auto eth = ethernet_view::parse(f);
-        if (eth && eth->type() == ether_type::arp) {
-          auto a = arp_view::parse(eth->payload());
-          if (a && a->op() == arp_op::request && a->target_ip() == peer_ip) {
-            frame reply(60);
-            (void)emit_ethernet({.dst = stack_mac, .src = peer_mac, .type = ether_type::arp}, reply);
-            (void)emit_arp({arp_op::reply, peer_mac, peer_ip, stack_mac, stack_ip}, std::span(reply).subspan(14));
-            send(reply);
-            continue;
-          }
-        }
-        out.push_back(std::move(f));
-      }
-    }
-    return out;
-  }
-
-  std::uint64_t sent_ = 0;
-  std::array<rte_mempool*, 2> pools_{};
-  std::unique_ptr<drivers::wire::link> link_;
-  std::unique_ptr<topology> topo_;
-  std::unique_ptr<runtime> rt_;
 };
 
 TEST_F(bad_input, AValidSynIsAnsweredWithASynAck) {

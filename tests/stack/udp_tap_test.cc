@@ -8,32 +8,25 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
-#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <functional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "affine/net.hh"
 #include "affine/runtime.hh"
-#include "drivers/dpdk/eal.hh"
-#include "drivers/dpdk/port.hh"
 #include "stack/stack.hh"
-#include "stack/udp_socket.hh"
-#include "tests/drivers/dpdk/netns.hh"
+#include "tests/stack/wire_peer.hh"
 
 namespace affine::stack {
 namespace {
-
-using drivers::dpdk::test::inside_own_namespace;
-using drivers::dpdk::test::namespace_skip_reason;
 
 constexpr const char* tap_iface = "affudp0";
 constexpr std::uint32_t kernel_ip = 0x0a4e0001;  // 10.78.0.1
@@ -100,77 +93,27 @@ std::vector<std::byte> datagram(std::size_t n, std::size_t seed) {
   return d;
 }
 
-class udp_tap : public ::testing::Test {
+class udp_tap : public testing::tap_peer {
  protected:
-  void SetUp() override {
-    if (const std::string why = namespace_skip_reason(); !why.empty()) GTEST_SKIP() << why;
-    ASSERT_TRUE(inside_own_namespace());
-    auto eal = drivers::dpdk::init_eal_for_tests();
-    ASSERT_TRUE(eal.has_value()) << eal.error();
-    auto topo = topology::from_system();
-    ASSERT_TRUE(topo.has_value()) << topo.error();
-    topo_ = std::make_unique<topology>(std::move(*topo));
-    cores_ = topo_->core_count() >= 2 ? 2 : 1;
-    auto p = drivers::dpdk::dpdk_port::open({.device = fmt::format("net_tap1,iface={}", tap_iface),
-                                             .rx_queues = cores_, .tx_queues = cores_});
-    ASSERT_TRUE(p.has_value()) << p.error();
-    port_ = std::move(*p);
-    const std::string cmd = fmt::format("ip addr add 10.78.0.1/24 dev {0} && ip link set {0} up", tap_iface);
-    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-    runtime_options o;
-    for (unsigned c = 0; c < cores_; ++c) o.cores.push_back(core_id{c});
-    o.on_reactor_start = drivers::dpdk::register_reactor;
-    auto rt = runtime::start(*topo_, o);
-    ASSERT_TRUE(rt.has_value()) << rt.error();
-    rt_ = std::move(*rt);
-  }
-
-  void TearDown() override {
-    rt_.reset();
-    port_.reset();
-    EXPECT_EQ(udp_socket::live_count(), 0u) << "UDP sockets leaked";
-  }
+  udp_tap() : tap_peer({.device = "net_tap1", .iface = tap_iface, .kernel_address = "10.78.0.1/24", .max_cores = 2}) {}
 
   // `body` in a fiber with the stack as the socket API's backend, `kernel`
-  // on a thread of its own meanwhile (signals blocked: they are the
-  // runtime's).
+  // meanwhile on a thread of its own.
   void run(const std::function<void()>& body, const std::function<void()>& kernel) {
-    rt_->run([&] {
-      std::vector<core_id> cores;
-      for (unsigned c = 0; c < cores_; ++c) cores.push_back(core_id{c});
-      auto plan = plan_rx_queues(*topo_, 0, cores_, cores, rxq_placement::local);
-      ASSERT_TRUE(plan.has_value()) << plan.error();
-      stack_config sc;
-      sc.address = affine_ip;
-      // RX interrupts only with AFFINE_TEST_RX_INTR set: net_tap reads a
-      // queue only after its SIGIO handler ran (tap_trigger), and that signal
-      // may go to another thread after the interrupt woke the reactor, which
-      // then finds nothing and sleeps with the datagram queued. TCP's timers
-      // hide the stall; a UDP exchange waits for the next packet.
-      sc.rx_interrupts = std::getenv("AFFINE_TEST_RX_INTR") != nullptr;
-      auto st = stack::create(*rt_, *port_, sc, *plan);
-      ASSERT_TRUE(st.has_value()) << st.error();
-      net::detail::set_backend(&(*st)->backend());
-      std::atomic<bool> kernel_done{false};
-      std::thread t([&] {
-        sigset_t all;
-        sigfillset(&all);
-        pthread_sigmask(SIG_BLOCK, &all, nullptr);
-        kernel();
-        kernel_done = true;
-      });
+    stack_config sc;
+    sc.address = affine_ip;
+    // RX interrupts only with AFFINE_TEST_RX_INTR set: net_tap reads a
+    // queue only after its SIGIO handler ran (tap_trigger), and that signal
+    // may go to another thread after the interrupt woke the reactor, which
+    // then finds nothing and sleeps with the datagram queued. TCP's timers
+    // hide the stall; a UDP exchange waits for the next packet.
+    sc.rx_interrupts = std::getenv("AFFINE_TEST_RX_INTR") != nullptr;
+    with_stack(sc, [&](stack&) {
+      testing::kernel_side k(kernel);
       body();
-      while (!kernel_done) this_fiber::sleep_for(std::chrono::milliseconds(1));
-      t.join();
-      net::detail::set_backend(nullptr);
-      st->reset();
+      k.join();
     });
   }
-
-  std::unique_ptr<topology> topo_;
-  unsigned cores_ = 1;
-  std::unique_ptr<drivers::dpdk::dpdk_port> port_;
-  std::unique_ptr<runtime> rt_;
 };
 
 // The kernel sends, affine echoes: every size up to one frame, and one

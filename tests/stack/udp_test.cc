@@ -6,8 +6,6 @@
 // connection or ring buffer is left.
 
 #include <gtest/gtest.h>
-#include <rte_mbuf.h>
-#include <rte_mempool.h>
 
 #include <cstring>
 #include <functional>
@@ -17,28 +15,22 @@
 
 #include "affine/net.hh"
 #include "affine/runtime.hh"
-#include "drivers/dpdk/eal.hh"
-#include "drivers/wire/wire.hh"
 #include "stack/stack.hh"
-#include "stack/tcp/connection.hh"
-#include "stack/tcp/ring_buffer.hh"
-#include "stack/udp_socket.hh"
 #include "stack/wire/arp.hh"
 #include "stack/wire/ethernet.hh"
 #include "stack/wire/icmp.hh"
 #include "stack/wire/udp.hh"
+#include "tests/stack/wire_peer.hh"
 
 namespace affine::stack {
 namespace {
 
 using namespace std::chrono_literals;
-using frame = std::vector<std::byte>;
+using testing::frame, testing::peer_mac, testing::stack_mac;
 
 constexpr std::uint32_t stack_ip = 0x0a640001;  // 10.100.0.1
 constexpr std::uint32_t peer_ip = 0x0a640002;   // 10.100.0.2
 constexpr std::uint32_t subnet_broadcast = 0x0a6400ff;
-constexpr mac_address stack_mac{0x02, 0, 0, 0, 0, 0x01};  // the wire's defaults for ends a and b
-constexpr mac_address peer_mac{0x02, 0, 0, 0, 0, 0x02};
 constexpr std::uint16_t port = 5353;
 constexpr std::uint16_t peer_port = 40000;
 constexpr std::size_t largest_payload = 1500 - 28;  // the wire's MTU less the IPv4 and UDP headers
@@ -71,54 +63,14 @@ frame udp_frame(std::uint16_t dst_port, std::span<const std::byte> payload, std:
   return ipv4_frame(ih, l4, dst_ip == stack_ip ? stack_mac : broadcast_mac);
 }
 
-// Own packet pools for both ends of a clean wire (so that teardown can see
-// every mbuf back), a runtime of up to two cores, and the leak checks.
-class udp_wire_test : public ::testing::Test {
+// A runtime of up to two cores, the test playing the peer on end b of the
+// wire; wire_peer's teardown checks every mbuf, socket, connection and ring
+// buffer.
+class udp_wire_test : public testing::wire_peer {
  protected:
-  static void SetUpTestSuite() {
-    auto eal = drivers::dpdk::init_eal_for_tests();
-    ASSERT_TRUE(eal.has_value()) << eal.error();
-  }
-
-  void SetUp() override {
-    static unsigned serial = 0;
-    for (auto*& p : pools_) {
-      p = rte_pktmbuf_pool_create(("udp_test_" + std::to_string(serial++)).c_str(), 2047, 0, 0,
-                                  RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
-      ASSERT_NE(p, nullptr);
-    }
-    auto topo = topology::from_system();
-    ASSERT_TRUE(topo.has_value());
-    topo_ = std::make_unique<topology>(std::move(*topo));
-    cores_ = topo_->core_count() >= 2 ? 2 : 1;
-    drivers::wire::link_config lc;
-    lc.clock = drivers::wire::clock_kind::monotonic;
-    lc.a.pool = pools_[0];
-    lc.b.pool = pools_[1];
-    lc.a.tx_queues = cores_;
-    lc.b.tx_queues = cores_;
-    auto link = drivers::wire::link::create(lc);
-    ASSERT_TRUE(link.has_value()) << link.error();
-    link_ = std::move(*link);
-    runtime_options o;
-    for (unsigned c = 0; c < cores_; ++c) o.cores.push_back(core_id{c});
-    o.on_reactor_start = drivers::dpdk::register_reactor;
-    auto rt = runtime::start(*topo_, o);
-    ASSERT_TRUE(rt.has_value()) << rt.error();
-    rt_ = std::move(*rt);
-  }
-
-  void TearDown() override {
-    rt_.reset();
-    link_.reset();
-    EXPECT_EQ(udp_socket::live_count(), 0u) << "UDP sockets leaked";
-    EXPECT_EQ(tcp::connection::live_count(), 0u);
-    EXPECT_EQ(tcp::ring_buffer::live_bytes(), 0u);
-    for (rte_mempool* p : pools_) {
-      EXPECT_EQ(rte_mempool_in_use_count(p), 0u) << "mbufs leaked from " << p->name;
-      rte_mempool_free(p);
-    }
-  }
+  udp_wire_test()
+      : wire_peer({.pool_prefix = "udp_test_", .pool_mbufs = 2047, .max_cores = 2, .stack_ip = stack_ip,
+                   .peer_ip = peer_ip, .drain_rounds = 4}) {}
 
   std::unique_ptr<stack> make_stack(drivers::port& p, std::uint32_t address, unsigned core) {
     stack_config sc;
@@ -133,12 +85,6 @@ class udp_wire_test : public ::testing::Test {
     if (!u) return std::unexpected(u.error());
     return net::udp_socket(std::move(*u));
   }
-
-  std::array<rte_mempool*, 2> pools_{};
-  std::unique_ptr<drivers::wire::link> link_;
-  std::unique_ptr<topology> topo_;
-  unsigned cores_ = 1;
-  std::unique_ptr<runtime> rt_;
 };
 
 // One stack on end a; the test is the peer on end b.
@@ -152,42 +98,6 @@ class udp_raw : public udp_wire_test {
       (void)drain();
       st.reset();
     });
-  }
-
-  void send(const frame& f) {
-    rte_mbuf* m = rte_pktmbuf_alloc(pools_[1]);
-    ASSERT_NE(m, nullptr);
-    std::memcpy(rte_pktmbuf_append(m, std::uint16_t(f.size())), f.data(), f.size());
-    ASSERT_EQ(link_->b().tx_burst(0, &m, 1), 1);
-  }
-
-  // Lets the stack's core poll, then takes the IPv4 frames it sent,
-  // answering its ARP requests for the peer on the way.
-  std::vector<frame> drain() {
-    std::vector<frame> out;
-    for (int round = 0; round < 4; ++round) {
-      this_fiber::sleep_for(3ms);
-      std::array<rte_mbuf*, 32> got;
-      const auto n = link_->b().rx_burst(0, got.data(), got.size());
-      for (unsigned i = 0; i < n; ++i) {
-        const auto* data = rte_pktmbuf_mtod(got[i], const std::byte*);
-        frame f(data, data + got[i]->data_len);
-        rte_pktmbuf_free(got[i]);
-        auto eth = ethernet_view::parse(f);
-        if (eth && eth->type() == ether_type::arp) {
-          auto a = arp_view::parse(eth->payload());
-          if (a && a->op() == arp_op::request && a->target_ip() == peer_ip) {
-            frame reply(60);
-            (void)emit_ethernet({.dst = stack_mac, .src = peer_mac, .type = ether_type::arp}, reply);
-            (void)emit_arp({arp_op::reply, peer_mac, peer_ip, stack_mac, stack_ip}, std::span(reply).subspan(14));
-            send(reply);
-          }
-          continue;
-        }
-        out.push_back(std::move(f));
-      }
-    }
-    return out;
   }
 };
 

@@ -9,13 +9,15 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
-#include <signal.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
+#include <optional>
+#include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -23,20 +25,12 @@
 #include "affine/net.hh"
 #include "affine/runtime.hh"
 #include "base/xoshiro.hh"
-#include "drivers/dpdk/eal.hh"
-#include "drivers/dpdk/port.hh"
 #include "stack/stack.hh"
-#include "stack/tcp/connection.hh"
-#include "stack/tcp/ring_buffer.hh"
-#include "tests/drivers/dpdk/netns.hh"
 #include "tests/stack/byte_pattern.hh"
+#include "tests/stack/wire_peer.hh"
 
 namespace affine::stack {
 namespace {
-
-using namespace std::chrono_literals;
-using drivers::dpdk::test::inside_own_namespace;
-using drivers::dpdk::test::namespace_skip_reason;
 
 constexpr const char* tap_iface = "affstk0";
 constexpr std::uint32_t kernel_ip = 0x0a4d0001;  // 10.77.0.1
@@ -51,93 +45,41 @@ std::size_t bulk_bytes() {
   return std::size_t(256) << 20;
 }
 
-class tap_interop : public ::testing::Test {
+class tap_interop : public testing::tap_peer {
  protected:
-  void SetUp() override {
-    if (const std::string why = namespace_skip_reason(); !why.empty()) GTEST_SKIP() << why;
-    ASSERT_TRUE(inside_own_namespace());
-    auto eal = drivers::dpdk::init_eal_for_tests();
-    ASSERT_TRUE(eal.has_value()) << eal.error();
-    auto topo = topology::from_system();
-    ASSERT_TRUE(topo.has_value()) << topo.error();
-    topo_ = std::make_unique<topology>(std::move(*topo));
-    cores_ = topo_->core_count() >= 2 && std::getenv("AFFINE_TEST_ONE_CORE") == nullptr ? 2 : 1;
-    auto p = drivers::dpdk::dpdk_port::open({.device = fmt::format("net_tap0,iface={}", tap_iface),
-                                             .rx_queues = cores_, .tx_queues = cores_});
-    ASSERT_TRUE(p.has_value()) << p.error();
-    port_ = std::move(*p);
-    const std::string cmd = fmt::format("ip addr add 10.77.0.1/24 dev {0} && ip link set {0} up", tap_iface);
-    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-    runtime_options o;
-    for (unsigned c = 0; c < cores_; ++c) o.cores.push_back(core_id{c});
-    o.on_reactor_start = drivers::dpdk::register_reactor;
-    auto rt = runtime::start(*topo_, o);
-    ASSERT_TRUE(rt.has_value()) << rt.error();
-    rt_ = std::move(*rt);
-  }
-
-  void TearDown() override {
-    rt_.reset();
-    port_.reset();
-    // Nothing the stack made outlives it.
-    EXPECT_EQ(tcp::connection::live_count(), 0u);
-    EXPECT_EQ(tcp::ring_buffer::live_bytes(), 0u);
-  }
+  tap_interop()
+      : tap_peer({.device = "net_tap0", .iface = tap_iface, .kernel_address = "10.77.0.1/24",
+                  .max_cores = std::getenv("AFFINE_TEST_ONE_CORE") == nullptr ? 2u : 1u}) {}
 
   // Runs `body` in a fiber with the stack up and the socket API on it;
   // `kernel` runs meanwhile on a thread of its own (the kernel's side).
   void run(std::function<void(stack&)> body, std::function<void()> kernel = {}) {
-    rt_->run([&] {
-      auto plan = plan_rx_queues(*topo_, 0, cores_, reactor_cores(), rxq_placement::local);
-      ASSERT_TRUE(plan.has_value()) << plan.error();
-      stack_config sc;
-      sc.address = affine_ip;
-      sc.prefix_length = 24;
-      sc.rx_interrupts = std::getenv("AFFINE_TEST_NO_INTR") == nullptr;
-      auto st = stack::create(*rt_, *port_, sc, *plan);
-      ASSERT_TRUE(st.has_value()) << st.error();
-      net::detail::set_backend(&(*st)->backend());
-      std::atomic<bool> kernel_done{!kernel};
-      std::thread t;
-      if (kernel) t = std::thread([&] {
-        // Signals meant for the runtime's threads must not interrupt the
-        // kernel side's blocking calls (EINTR).
-        sigset_t all;
-        sigfillset(&all);
-        pthread_sigmask(SIG_BLOCK, &all, nullptr);
+    stack_config sc;
+    sc.address = affine_ip;
+    sc.prefix_length = 24;
+    sc.rx_interrupts = std::getenv("AFFINE_TEST_NO_INTR") == nullptr;
+    with_stack(sc, [&](stack& st) {
+      std::optional<testing::kernel_side> kernel_thread;
+      if (kernel) kernel_thread.emplace([&] {
         if (const char* cap = std::getenv("AFFINE_TEST_CAPTURE")) {
           (void)std::system(fmt::format("(tshark -q -i {} -w {} -a duration:6 >/dev/null 2>&1 &) ; sleep 1.5", tap_iface, cap).c_str());
         }
         kernel();
-        kernel_done = true;
       });
-      body(**st);
-      while (!kernel_done) this_fiber::sleep_for(1ms);
-      if (t.joinable()) t.join();
-      net::detail::set_backend(nullptr);
+      body(st);
+      if (kernel_thread) kernel_thread->join();
       for (unsigned c = 0; c < cores_; ++c) {
-        for (auto& [k, v] : (*st)->counters(c).nonzero()) st_counters_.emplace_back(fmt::format("c{}.{}", c, k), v);
-        const auto& cc = (*st)->counters(c);
+        for (auto& [k, v] : st.counters(c).nonzero()) st_counters_.emplace_back(fmt::format("c{}.{}", c, k), v);
+        const auto& cc = st.counters(c);
         st_counters_.emplace_back(fmt::format("c{}.rx", c), cc.rx_packets.load());
         st_counters_.emplace_back(fmt::format("c{}.tx", c), cc.tx_packets.load());
-        st_counters_.emplace_back(fmt::format("c{}.tx_ring_drops", c), (*st)->tx_dropped(c));
+        st_counters_.emplace_back(fmt::format("c{}.tx_ring_drops", c), st.tx_dropped(c));
       }
       if (std::getenv("AFFINE_TEST_VERBOSE"))
         for (auto& [k, v] : st_counters_) std::fprintf(stderr, "  %s = %llu\n", k.c_str(), (unsigned long long)v);
-      st->reset();
     });
   }
 
-  std::vector<core_id> reactor_cores() const {
-    std::vector<core_id> v;
-    for (unsigned c = 0; c < cores_; ++c) v.push_back(core_id{c});
-    return v;
-  }
-
-  std::unique_ptr<topology> topo_;
-  unsigned cores_ = 1;
-  std::unique_ptr<drivers::dpdk::dpdk_port> port_;
-  std::unique_ptr<runtime> rt_;
   std::vector<std::pair<std::string, std::uint64_t>> st_counters_;
 };
 
