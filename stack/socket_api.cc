@@ -11,15 +11,13 @@
 #include "reactor/runtime_state.hh"
 #include "stack/per_core.hh"
 #include "stack/stack.hh"
+#include "stack/wait_any.hh"
 
 namespace affine::stack {
 
 namespace {
 
 std::error_code err(std::errc e) { return std::make_error_code(e); }
-
-// net::wait_any on the stack's sockets (below the handles).
-net::detail::multi_waiter* stack_waiter();
 
 class stream final : public net::detail::stream_impl {
  public:
@@ -297,148 +295,16 @@ class stack_backend final : public net::detail::backend {
   stack& st_;
 };
 
-// ---- wait_any ------------------------------------------------------------------
-//
-// One waiter per queue an entry waits on (readers or acceptors for
-// readable, writers for writable), all carrying the calling fiber's parking
-// generation: the first notification on any of them wakes it, later ones
-// find the generation gone and pass over it. Registering and checking are
-// one step under each socket's lock, so a change after the check notifies
-// a waiter already linked (no lost wakeup).
-
-// An entry's socket, with a reference held for the wait: a close() of the
-// handle from another fiber then cannot free it under us.
-struct watched {
-  tcp_socket* tcp = nullptr;
-  listen_socket* listener = nullptr;
-  udp_socket* udp = nullptr;
-  net::readiness interest = net::readiness::none;
-  wait_queue::waiter waiters[2];  // readers or acceptors; writers
-
-  bool held() const { return tcp != nullptr || listener != nullptr || udp != nullptr; }
-  spinlock& lock() const { return tcp ? tcp->lock : listener ? listener->lock : udp->lock; }
-  // The queue notified when `bit` may have come true (under lock()).
-  wait_queue& queue(net::readiness bit) const {
-    if (tcp) return bit == net::readiness::writable ? tcp->writers : tcp->readers;
-    return listener ? listener->acceptors : udp->readers;
-  }
-  wait_queue::waiter& waiter_for(net::readiness bit) { return waiters[bit == net::readiness::writable]; }
-
-  // What of the interest holds now. Precondition: lock() held.
-  net::readiness ready_now() const {
-    using net::readiness;
-    if (listener) {
-      if (listener->closed) return readiness::closed;
-      return listener->ready.empty() ? readiness::none : readiness::readable;
-    }
-    if (udp) return udp->closed ? readiness::closed : udp->empty() ? readiness::none : readiness::readable;
-    if (!tcp->handle_open) return readiness::closed;
-    const tcp::connection& c = tcp->conn;
-    readiness r = readiness::none;
-    // As read() decides whether to wait: data, the end of the stream, an error.
-    if (has(interest, readiness::readable) &&
-        (c.readable() > 0 || c.eof() || c.error() || c.state() == tcp::tcp_state::closed))
-      r = r | readiness::readable;
-    // Room in the send buffer, or a send that fails at once (an empty send
-    // changes nothing and reports the error write() would).
-    if (has(interest, readiness::writable) && (c.writable() > 0 || !tcp->conn.send({})))
-      r = r | readiness::writable;
-    return r;
-  }
-
-  void release() {
-    if (tcp) tcp->unref();
-    if (listener) listener->unref();
-    if (udp) udp->unref();
-  }
-};
-
-watched hold(const net::wait_entry& e) {
-  using net::detail::handle_access;
-  watched w;
-  w.interest = e.interest;
-  if (e.stream) w.tcp = static_cast<stream*>(handle_access::of(*e.stream))->socket();
-  if (e.listener) w.listener = static_cast<listener*>(handle_access::of(*e.listener))->socket();
-  if (e.udp) w.udp = static_cast<udp_handle*>(handle_access::of(*e.udp))->socket();
-  if (w.tcp) w.tcp->ref();
-  if (w.listener) w.listener->ref();
-  if (w.udp) w.udp->ref();
-  return w;
-}
-
-constexpr net::readiness queue_bits[] = {net::readiness::readable, net::readiness::writable};
-
-// Links the calling fiber (parking in `generation`) on each queue of `w`
-// unless something is ready already; returns whether it is.
-bool watch(watched& w, detail::fiber* self, std::uint32_t generation) {
-  std::lock_guard g(w.lock());
-  if (w.ready_now() != net::readiness::none) return true;
-  for (net::readiness bit : queue_bits) {
-    if (!has(w.interest, bit)) continue;
-    wait_queue::waiter& q = w.waiter_for(bit);
-    q.f = self;
-    q.generation = generation;
-    w.queue(bit).link(q);
-  }
-  return false;
-}
-
-// Takes `w`'s waiters off their queues and answers what is ready.
-net::readiness unwatch(watched& w) {
-  std::lock_guard g(w.lock());
-  const net::readiness r = w.ready_now();
-  for (net::readiness bit : queue_bits) {
-    if (!has(w.interest, bit)) continue;
-    wait_queue& q = w.queue(bit);
-    if (wait_queue::waiter& mine = w.waiter_for(bit); mine.linked) q.unlink(mine);
-    // UDP datagrams and accept-queue entries wake one waiter each: if that
-    // was this fiber, a recv_from or accept waiting there must still hear
-    // of it (it re-checks, so a spare wakeup costs nothing).
-    if (has(r, bit) && !q.empty()) q.notify_one();
-  }
-  return r;
-}
-
-class waiter_on_stack final : public net::detail::multi_waiter {
- public:
-  std::expected<std::size_t, std::error_code> wait_any(std::span<net::wait_entry> entries,
-                                                       std::uint64_t deadline) override {
-    net::detail::entry_states<watched> ws(entries.size());
-    for (std::size_t i = 0; i < entries.size(); ++i)
-      if (entries[i].ready == net::readiness::none) ws[i] = hold(entries[i]);
-    std::size_t ready;
-    for (;;) {
-      ready = 0;
-      detail::fiber* self = detail::this_core()->current;
-      const std::uint32_t gen = detail::prepare_park();
-      bool now = false;
-      for (watched& w : ws.all())
-        if (w.held() && (now = watch(w, self, gen))) break;
-      if (now || now_ns() >= deadline) {
-        self->set_state(gen, detail::phase::running);  // not going to sleep after all
-      } else {
-        detail::park(gen, deadline);
-      }
-      for (std::size_t i = 0; i < entries.size(); ++i) {
-        if (!ws[i].held()) continue;
-        entries[i].ready = unwatch(ws[i]);
-        ready += entries[i].ready != net::readiness::none;
-      }
-      // Woken with nothing left (another fiber took it): wait again.
-      if (ready > 0 || now_ns() >= deadline) break;
-    }
-    for (watched& w : ws.all()) w.release();
-    if (ready == 0) return std::unexpected(err(std::errc::timed_out));
-    return ready;
-  }
-};
-
-net::detail::multi_waiter* stack_waiter() {
-  static waiter_on_stack w;
-  return &w;
-}
-
 }  // namespace
+
+entry_sockets sockets_of(const net::wait_entry& e) {
+  using net::detail::handle_access;
+  entry_sockets s;
+  if (e.stream) s.tcp = static_cast<stream*>(handle_access::of(*e.stream))->socket();
+  if (e.listener) s.listener = static_cast<listener*>(handle_access::of(*e.listener))->socket();
+  if (e.udp) s.udp = static_cast<udp_handle*>(handle_access::of(*e.udp))->socket();
+  return s;
+}
 
 net::detail::backend& stack::backend() {
   if (!backend_) backend_ = std::make_unique<stack_backend>(*this);
