@@ -151,6 +151,7 @@ pair_summary() {
 import json, statistics, sys
 path, bench, rounds, params, figures = sys.argv[1], sys.argv[2], int(sys.argv[3]), json.loads(sys.argv[4]), sys.argv[5:]
 runs = [json.loads(l) for l in open(path) if l.strip()]
+lines = {}
 for variant in ("raw-memif", "kernel-loopback", "affine-memif"):
     mine = [r for r in runs if r["variant"] == variant]
     if not mine:
@@ -173,6 +174,16 @@ for variant in ("raw-memif", "kernel-loopback", "affine-memif"):
     if errors:
         line["failed_rounds"] = len(errors)
         line["error"] = errors[0]
+    lines[variant] = line
+# The comparisons this run makes, as ratios: affine over the kernel on the
+# first figure (RR/s or bytes/s), and what the stack adds to raw memif's p50.
+affine, kernel, raw = (lines.get(v, {}) for v in ("affine-memif", "kernel-loopback", "raw-memif"))
+first = figures[0]
+if first in affine and kernel.get(first):
+    affine["vs_kernel"] = round(affine[first] / kernel[first], 2)
+if "p50_us" in affine and "p50_us" in raw:
+    affine["p50_over_raw_us"] = round(affine["p50_us"] - raw["p50_us"], 2)
+for line in lines.values():
     print(json.dumps(line, separators=(",", ":")))
 PY
 }
