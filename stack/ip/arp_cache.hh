@@ -11,8 +11,8 @@
 //
 // Time is passed in: the owner calls expire() once next_deadline() has come
 // and sends the ARP requests it asks for. Every bound is an arp_config field
-// and every bound that is hit is counted. Precondition: one owner (a core);
-// nothing here is thread-safe.
+// and every bound that is hit is counted. Precondition: one owner at a time
+// (the stack's lock); nothing here is thread-safe but changes().
 
 #include <array>
 #include <atomic>
