@@ -21,7 +21,8 @@ std::expected<std::unique_ptr<stack>, std::string> stack::create(runtime& rt, dr
                                        net::ipv4_address{cfg.address}.to_string(), cfg.prefix_length,
                                        to_string(routes.error())));
   std::unique_ptr<stack> st(new stack(rt, port, cfg, std::move(*routes)));
-  auto att = drivers::dpdk::attach(rt, port, plan, *st, {.rx_interrupts = cfg.rx_interrupts});
+  // Polling starts once the stack is whole (below): receive() needs cores_.
+  auto att = drivers::dpdk::attach(rt, port, plan, *st, {.rx_interrupts = cfg.rx_interrupts, .start_polling = false});
   if (!att) return std::unexpected(att.error());
   st->attachment_ = std::move(*att);
   std::vector<unsigned> core_of_queue(port.rx_queue_count(), 0);
@@ -42,6 +43,7 @@ std::expected<std::unique_ptr<stack>, std::string> stack::create(runtime& rt, dr
   }
   for (auto& pc : st->cores_)
     pc->timer_fiber = spawn([s = st.get(), p = pc.get()] { s->timer_loop(*p); }, {.core = pc->index, .pinned = true});
+  st->attachment_->start();
   return st;
 }
 

@@ -56,11 +56,18 @@ std::expected<std::unique_ptr<port_attachment>, std::string> attach(runtime& rt,
   std::unique_ptr<port_attachment> a(new port_attachment(rt));
   for (unsigned r = 0; r < rt.cores(); ++r)
     a->pollers_.push_back(std::make_unique<rx_poller>(port, r, std::move((*by_reactor)[r]), sink, opts.rx_interrupts));
-  for (unsigned r = 0; r < rt.cores(); ++r) rt.add_poller(r, a->pollers_[r].get());
+  if (opts.start_polling) a->start();
   return a;
 }
 
+void port_attachment::start() {
+  if (started_) return;
+  started_ = true;
+  for (unsigned r = 0; r < pollers_.size(); ++r) rt_.add_poller(r, pollers_[r].get());
+}
+
 port_attachment::~port_attachment() {
+  if (!started_) return;
   for (unsigned r = 0; r < pollers_.size(); ++r) rt_.remove_poller(r, pollers_[r].get());
 }
 

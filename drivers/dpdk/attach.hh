@@ -22,6 +22,12 @@ namespace affine::drivers::dpdk {
 struct attach_options {
   // Let idle reactors sleep on the port's RX interrupts where it has them.
   bool rx_interrupts = true;
+  // Put the pollers on the reactors at once. A sink that must finish setting
+  // itself up with the attachment (its TX batches) first says false and
+  // calls start() when it is ready: a reactor polls as soon as its poller is
+  // on, and a frame may be waiting already (a tap's kernel side sends some
+  // the moment the interface comes up).
+  bool start_polling = true;
 };
 
 class port_attachment {
@@ -32,6 +38,10 @@ class port_attachment {
   ~port_attachment();
   port_attachment(const port_attachment&) = delete;
   port_attachment& operator=(const port_attachment&) = delete;
+
+  // Puts the pollers on their reactors (attach_options::start_polling);
+  // once only.
+  void start();
 
   unsigned cores() const { return unsigned(pollers_.size()); }
   rx_poller& poller(unsigned reactor) { return *pollers_[reactor]; }
@@ -47,6 +57,7 @@ class port_attachment {
 
   runtime& rt_;
   std::vector<std::unique_ptr<rx_poller>> pollers_;  // by reactor index
+  bool started_ = false;
 };
 
 // `plan` (plan_rx_queues) must give every RX queue of the port exactly one

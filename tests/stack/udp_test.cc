@@ -142,6 +142,32 @@ TEST_F(udp_raw, SendToEmitsOneDatagramWithDontFragmentAndAValidChecksum) {
   });
 }
 
+// A frame already waiting on the port when the stack is made (a tap's
+// kernel side sends some the moment its interface is up) reaches a whole
+// stack: stack::create puts its pollers on the reactors last. Here the RX
+// queue's reactor is another core than the one making the stack, so it
+// would poll while create() still builds its per-core state.
+TEST_F(udp_raw, FramesWaitingBeforeTheStackStartsAreAnsweredOnceItIsWhole) {
+  if (cores_ < 2) GTEST_SKIP() << "needs a second core for the RX queue (this machine has one)";
+  rt_->run([&] {
+    frame request(42);
+    (void)emit_ethernet({.dst = broadcast_mac, .src = peer_mac, .type = ether_type::arp}, request);
+    (void)emit_arp({arp_op::request, peer_mac, peer_ip, {}, stack_ip}, std::span(request).subspan(14));
+    for (int i = 0; i < 32; ++i) send(request);
+    auto st = make_stack(link_->a(), stack_ip, 1);
+    ASSERT_NE(st, nullptr);
+    std::size_t replies = 0;
+    for (const frame& f : drain()) {
+      auto eth = ethernet_view::parse(f);
+      if (!eth || eth->type() != ether_type::arp) continue;
+      auto r = arp_view::parse(eth->payload());
+      replies += r && r->op() == arp_op::reply && r->target_ip() == peer_ip;
+    }
+    EXPECT_EQ(replies, 32u);
+    st.reset();
+  });
+}
+
 // RFC 826 "Packet Reception": a sender already in the cache has its
 // hardware address updated. The stack's core keeps a copy of its last
 // answer (stack::transmit) and must drop it at once: the very next datagram

@@ -159,6 +159,39 @@ TEST_F(tap_test, kernel_arp_and_ping_reach_the_port_and_its_replies_reach_the_ke
   EXPECT_GE(s.tx_packets, 3u);  // ARP reply and two echo replies
 }
 
+// attach_options::start_polling = false: the pollers stay off the reactors
+// until start(), and what arrived meanwhile waits in the queue (the stack
+// finishes its per-core state first: a tap's kernel side sends frames the
+// moment its interface is up).
+TEST_F(tap_test, an_attachment_made_without_polling_takes_nothing_until_started) {
+  auto topo = topology::from_system();
+  ASSERT_TRUE(topo.has_value()) << topo.error();
+  auto port = open_tap();
+  ASSERT_TRUE(port);
+  runtime_options o;
+  o.cores = {core_id{0}};
+  o.on_reactor_start = register_reactor;
+  auto rt = runtime::start(*topo, o);
+  ASSERT_TRUE(rt.has_value()) << rt.error();
+  auto plan = plan_rx_queues(*topo, 0, 1, o.cores, rxq_placement::local);
+  ASSERT_TRUE(plan.has_value()) << plan.error();
+  collect_sink sink;
+  auto att = attach(**rt, *port, *plan, sink, {.rx_interrupts = false, .start_polling = false});
+  ASSERT_TRUE(att.has_value()) << att.error();
+  kernel_broadcast("before start");
+  EXPECT_TRUE(sink.wait_for(1, std::chrono::milliseconds(200)).empty()) << "polled before start()";
+  (*att)->start();
+  bool seen = false;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (!seen && std::chrono::steady_clock::now() < until) {
+    for (const auto& r : sink.wait_for(1, std::chrono::milliseconds(100))) seen = seen || contains(r.bytes, "before start");
+    if (!seen) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(seen) << "the frame that waited was not taken after start()";
+  att->reset();
+  rt->reset();
+}
+
 TEST_F(tap_test, rx_interrupt_wakes_an_armed_poller) {
   auto port = open_tap();
   ASSERT_TRUE(port);
