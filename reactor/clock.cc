@@ -73,7 +73,9 @@ scale measure() {
   const double ticks_per_ns = double(b.tsc - a.tsc) / double(b.ns - a.ns);
   s.ticks_per_us = std::uint64_t(ticks_per_ns * 1000.0 + 0.5);
   if (s.ticks_per_us == 0) s.ticks_per_us = 1;
-  s.tsc = ticks_per_ns > 0.0 && kernel_keeps_time_by_tsc();
+  // A counter slower than 1 MHz is no clock to scale (a broken TSC).
+  s.tsc = s.ticks_per_us > 1 && kernel_keeps_time_by_tsc();
+  if (!s.tsc) return s;
   s.tsc0 = b.tsc;
   s.ns0 = b.ns;
   s.ns_per_tick_q32 = std::uint64_t(4294967296.0 / ticks_per_ns);
