@@ -47,6 +47,7 @@ void stack::process(unsigned core, std::span<rte_mbuf*> pkts, int queue, std::ui
     frame_in(pc, m, now);
     rte_pktmbuf_free(m);  // what the stack keeps (TCP data, fragments) it has copied
   }
+  settle_batch(pc, now);
 }
 
 void stack::frame_in(per_core& pc, rte_mbuf* m, std::uint64_t now) {

@@ -34,6 +34,9 @@ struct stack::per_core {
   // another flow takes its place, and with the stack.
   tcp_socket* last_flow = nullptr;
   flow_tuple last_tuple{};
+  // The socket whose settle waits for the end of the RX batch being
+  // processed (stack::settle_later), with a reference; null between batches.
+  tcp_socket* batched = nullptr;
   // The last next hop this core resolved, copied out of the shared ARP
   // cache: good while the cache's changes() count and the answer's
   // freshness last (stack::transmit), so a flow's segments skip its lock.

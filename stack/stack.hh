@@ -158,6 +158,11 @@ class stack final : public drivers::dpdk::packet_sink {
   per_core& here();
   tcp_socket* lock_flow(per_core& pc, const flow_tuple& t);
   void forget_flow(per_core& pc);
+  // A flow's segments in one RX batch are settled once, after the batch
+  // (tcp_input.cc): settle_later takes the locked socket (and unlocks it),
+  // settle_batch settles what waits.
+  void settle_later(per_core& pc, tcp_socket& s, std::uint64_t now);
+  void settle_batch(per_core& pc, std::uint64_t now);
 
   // timers.cc: one fiber per core.
   void timer_loop(per_core& pc);

@@ -3,6 +3,7 @@
 // what it sends goes out on this core.
 
 #include <mutex>
+#include <utility>
 
 #include "affine/log.hh"
 #include "stack/per_core.hh"
@@ -22,27 +23,72 @@ listen_socket* stack::find_listener(std::uint16_t port) {
   return nullptr;
 }
 
+namespace {
+
+constexpr std::uint8_t tcp_number = std::uint8_t(ip_protocol::tcp);
+
+// RFC 9293 3.1's checksum of a segment for a connection, summed as its
+// payload is copied to where the connection keeps in-order data, when it
+// can go there (one pass over the bytes instead of two); the segment then
+// names the copy, which input() keeps where it lies.
+bool verify_into_place(tcp::connection& c, tcp_segment& seg, const ipv4_header& ip,
+                       std::span<const std::byte> bytes) {
+  checksum_accumulator sum = ipv4_pseudo_header(ip.src, ip.dst, tcp_number, std::uint16_t(bytes.size()));
+  sum.add(bytes.first(bytes.size() - seg.payload.size()));
+  const std::span<std::byte> to = c.landing(seg.seq, seg.payload.size());
+  if (to.empty()) {
+    sum.add(seg.payload);
+    return sum.verifies();
+  }
+  sum.copy_and_add(to.data(), seg.payload);
+  if (!sum.verifies()) return false;
+  seg.payload = to;
+  return true;
+}
+
+}  // namespace
+
 void stack::tcp_in(per_core& pc, const ipv4_header& ip, std::span<const std::byte> bytes, bool l4_checked,
                    std::uint64_t now) {
-  auto v = tcp_view::parse(bytes, ip.src, ip.dst, l4_checked ? checksum_mode::offload : checksum_mode::software);
+  // The checksum, unless the NIC checked it, is checked below: for a
+  // connection's segment in the pass that copies its payload.
+  auto v = tcp_view::parse(bytes, ip.src, ip.dst, checksum_mode::offload);
   if (!v) {
     pc.counters.count(layer::tcp, v.error());
     return;
   }
-  bump(pc.counters.tcp_segments_in);
-  const tcp_segment seg = v->segment();
+  tcp_segment seg = v->segment();
   const flow_tuple t{ip.dst, ip.src, seg.dst_port, seg.src_port};
   if (tcp_socket* s = lock_flow(pc, t)) {
+    if (!l4_checked && !verify_into_place(s->conn, seg, ip, bytes)) {
+      s->lock.unlock();
+      pc.counters.count(layer::tcp, parse_error::bad_checksum);
+      return;
+    }
+    bump(pc.counters.tcp_segments_in);
     if (s->rx_core.load(std::memory_order_relaxed) != int(pc.index)) s->rx_core.store(int(pc.index), std::memory_order_relaxed);
     if (s->rx_queue.load(std::memory_order_relaxed) != pc.rx_queue) s->rx_queue.store(pc.rx_queue, std::memory_order_relaxed);
     const auto r = s->conn.input(seg, now);
     if (r.drop != tcp::drop_reason::none) pc.counters.count(r.drop);
     if (r.reply) send_tcp(pc, t, *r.reply, now);
+    // In-order data and ACKs of an established flow: its ACK, its new data
+    // and its wakeups go once, after the RX batch (settle_later). Anything
+    // owed per segment (RFC 5681 4.2's immediate ACKs) and any change of
+    // state is settled now.
+    if (s->conn.state() == tcp::tcp_state::established && !s->conn.owes_ack_now()) {
+      settle_later(pc, *s, now);
+      return;
+    }
     const settled what = settle(*s, now);
     s->lock.unlock();
     finish(*s, what);
     return;
   }
+  if (!l4_checked && !ipv4_transport_verifies(ip.src, ip.dst, tcp_number, bytes)) {
+    pc.counters.count(layer::tcp, parse_error::bad_checksum);
+    return;
+  }
+  bump(pc.counters.tcp_segments_in);
   if (ip.dst == routes_.address())
     if (listen_socket* l = find_listener(seg.dst_port)) {
       listen_in(pc, *l, t, seg, now);
@@ -80,6 +126,30 @@ void stack::forget_flow(per_core& pc) {
   if (pc.last_flow == nullptr) return;
   pc.last_flow->unref();
   pc.last_flow = nullptr;
+}
+
+// A bulk receiver whose RX burst holds 32 of a flow's segments sends one
+// ACK for them rather than 16, and wakes its reader once; a sender whose
+// burst holds ACKs sends the data they allow in one go. One socket waits at
+// a time: another flow's segment settles the first (its lock is not held
+// meanwhile, so the application may settle it first: settling twice is
+// harmless).
+void stack::settle_later(per_core& pc, tcp_socket& s, std::uint64_t now) {
+  s.lock.unlock();
+  if (pc.batched == &s) return;
+  settle_batch(pc, now);
+  s.ref();
+  pc.batched = &s;
+}
+
+void stack::settle_batch(per_core& pc, std::uint64_t now) {
+  tcp_socket* s = std::exchange(pc.batched, nullptr);
+  if (s == nullptr) return;
+  s->lock.lock();
+  const settled what = settle(*s, now);
+  s->lock.unlock();
+  finish(*s, what);
+  s->unref();
 }
 
 // RFC 9293 3.10.7.2: LISTEN.

@@ -162,7 +162,7 @@ void connection::enter_closed(std::error_code err) {
   }
   state_ = tcp_state::closed;
   timers_ = timers{};
-  ack_now_ = retransmit_head_ = persist_probe_due_ = keepalive_probe_due_ = false;
+  ack_now_ = ack_due_ = retransmit_head_ = persist_probe_due_ = keepalive_probe_due_ = false;
   events_.add(event::closed);
   events_.add(event::readable);
   events_.add(event::writable);

@@ -100,6 +100,18 @@ class connection {
   tcp_state state() const { return state_; }
   std::error_code error() const { return error_; }
   bool eof() const { return fin_received_ && rcv_buf_.empty(); }  // the peer's FIN is consumed
+  // Whether output() must run before the next segment is read: an ACK that
+  // may not wait (out-of-order data, a filled gap, a FIN, an unacceptable
+  // segment), so each such segment gets its own (RFC 5681 4.2). The ACK for
+  // every second full-sized segment may wait for the end of the receive
+  // batch, which the stack ends within one RX burst.
+  bool owes_ack_now() const { return ack_now_; }
+  // Where `length` bytes of in-order data starting at `seq` will be kept,
+  // when they go there whole and in one piece (a data-transfer state, seq
+  // at RCV.NXT, no out-of-order data held, room before the wrap); else
+  // empty. The RX path copies a payload there as it sums it, and input()
+  // then keeps it without copying it again.
+  std::span<std::byte> landing(seq32 seq, std::size_t length);
   void set_no_delay(bool on) { cfg_.no_delay = on; }
   void set_keepalive(const keepalive_config& k);
 
@@ -270,7 +282,8 @@ class connection {
   std::uint64_t last_send_ns_ = 0;
 
   // Acknowledgement and probe state.
-  bool ack_now_ = false;
+  bool ack_now_ = false;           // an ACK owed before the next segment is read
+  bool ack_due_ = false;           // an ACK owed by the end of this receive batch
   std::size_t unacked_bytes_ = 0;  // received since our last ACK
   std::uint32_t rcv_mss_ = 536;    // largest segment seen, for "full-sized" (RFC 1122 4.2.3.2)
   bool persist_probe_due_ = false;

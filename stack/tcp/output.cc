@@ -31,7 +31,7 @@ void connection::output(std::uint64_t now_ns, segment_sink sink) {
   }
   output_data(now_ns, sink);
   output_probes(now_ns, sink);
-  if (ack_now_ || window_update_due()) {
+  if (ack_now_ || ack_due_ || window_update_due()) {
     tcp_segment ack = make_segment(tcp_control::none, snd_max_, now_ns);  // SND.MAX: see ack_segment()
     emit(ack, sink);
   }
@@ -205,7 +205,7 @@ tcp_segment connection::make_segment(tcp_control control, seq32 seq, std::uint64
 void connection::note_sent(const tcp_segment& seg) {
   ++stats_.segments_sent;
   if (!seg.ack) return;
-  ack_now_ = false;
+  ack_now_ = ack_due_ = false;
   unacked_bytes_ = 0;
   timers_.delayed_ack = no_deadline;
   last_ack_sent_ = *seg.ack;

@@ -51,6 +51,14 @@ connection::step_result connection::process_data(const tcp_segment& seg, const i
   return std::nullopt;
 }
 
+std::span<std::byte> connection::landing(seq32 seq, std::size_t length) {
+  if (length == 0 || seq != rcv_nxt_ || !ooo_.empty() || user_closed_) return {};
+  if (state_ != tcp_state::established && state_ != tcp_state::fin_wait_1 && state_ != tcp_state::fin_wait_2)
+    return {};
+  const std::span<std::byte> at = rcv_buf_.free_contiguous(length);
+  return at.size() == length ? at : std::span<std::byte>{};
+}
+
 void connection::process_fin(const incoming& in, std::uint64_t now_ns) {
   if (!in.fin) return;
   const seq32 at = in.seq + std::uint32_t(in.data.size());
@@ -90,12 +98,16 @@ void connection::receive_fin(std::uint64_t now_ns) {
 }
 
 // RFC 1122 4.2.3.2: ACK at least every second full-sized segment, and no
-// later than the delayed-ACK timeout after unacknowledged data arrived.
+// later than the delayed-ACK timeout after unacknowledged data arrived. The
+// second segment's ACK is due by the end of the receive batch it came in:
+// a batch of in-order segments gets one ACK, as Linux's GRO gives it one.
 void connection::schedule_ack(std::size_t bytes, std::uint64_t now_ns) {
   unacked_bytes_ += bytes;
   rcv_mss_ = std::max(rcv_mss_, std::uint32_t(std::min<std::size_t>(bytes, cfg_.mss)));
-  if (cfg_.delayed_ack_ns == 0 || unacked_bytes_ >= 2 * std::size_t(rcv_mss_)) {
+  if (cfg_.delayed_ack_ns == 0) {
     ack_now_ = true;
+  } else if (unacked_bytes_ >= 2 * std::size_t(rcv_mss_)) {
+    ack_due_ = true;
   } else if (timers_.delayed_ack == no_deadline) {
     timers_.delayed_ack = now_ns + cfg_.delayed_ack_ns;
   }

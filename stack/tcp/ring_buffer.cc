@@ -41,7 +41,7 @@ std::size_t ring_buffer::live_bytes() { return g_live_bytes.load(std::memory_ord
 
 void ring_buffer::copy_in(std::size_t at, std::span<const std::byte> data) {
   const std::size_t first = std::min(data.size(), capacity_ - at);
-  std::memcpy(data_.get() + at, data.data(), first);
+  if (data.data() != data_.get() + at) std::memcpy(data_.get() + at, data.data(), first);  // else in place
   std::memcpy(data_.get(), data.data() + first, data.size() - first);
 }
 
@@ -64,6 +64,12 @@ std::size_t ring_buffer::write_at(std::size_t offset, std::span<const std::byte>
   // head_ + size_ + offset < head_ + capacity_ <= 2 * capacity_: one wrap at most.
   copy_in(wrap(head_ + size_ + offset), data.first(n));
   return n;
+}
+
+std::span<std::byte> ring_buffer::free_contiguous(std::size_t max) {
+  if (free() == 0) return {};
+  const std::size_t at = wrap(head_ + size_);
+  return {data_.get() + at, std::min({max, free(), capacity_ - at})};
 }
 
 void ring_buffer::commit(std::size_t n) {

@@ -45,6 +45,11 @@ class ring_buffer {
   std::size_t write_at(std::size_t offset, std::span<const std::byte> data);
   // Makes n more bytes readable. Precondition: n <= free().
   void commit(std::size_t n);
+  // The free space right after the readable data, up to the wrap point or
+  // `max`, whichever comes first: where write() puts its next bytes. Bytes
+  // placed there beforehand and written from where they lie are not copied
+  // again (the RX path copies a segment's payload there as it checks its sum).
+  std::span<std::byte> free_contiguous(std::size_t max);
   void clear();
 
   // Total capacity of all live ring_buffers, for leak checks in tests.

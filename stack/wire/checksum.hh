@@ -22,6 +22,9 @@ class checksum_accumulator {
  public:
   // Appends bytes to the data summed so far.
   void add(std::span<const std::byte> bytes) noexcept;
+  // The same, and copies them to `to` in the same pass. Precondition: `to`
+  // has room for them and does not overlap them.
+  void copy_and_add(std::byte* to, std::span<const std::byte> bytes) noexcept;
   // Appends one big-endian word given in host order. Precondition: the data
   // added so far has even length (true for every header field).
   void add16(std::uint16_t v) noexcept {
@@ -32,6 +35,10 @@ class checksum_accumulator {
     assert(!odd_);
     sum_ += (v >> 16) + (v & 0xffff);
   }
+  // Adds the words `part` summed, for data that sits at an even offset of
+  // the whole whatever was added here before it (the sum commutes, RFC 1071
+  // 2(A)): a header's options summed after an odd-length payload.
+  void join_even(const checksum_accumulator& part) noexcept { sum_ += part.sum(); }
 
   // The ones' complement sum folded to 16 bits, host order. Data that
   // includes a correct checksum sums to 0xffff.
@@ -41,6 +48,8 @@ class checksum_accumulator {
   bool verifies() const noexcept { return sum() == 0xffff; }
 
  private:
+  void add_native(std::uint64_t native, std::size_t length) noexcept;
+
   std::uint64_t sum_ = 0;  // unfolded; 2^48 additions of 16-bit words before it could wrap
   bool odd_ = false;       // the data so far has odd length
 };
@@ -64,5 +73,15 @@ std::uint16_t ipv4_transport_checksum(std::uint32_t src, std::uint32_t dst, std:
 // Whether a received TCP or UDP segment (checksum field included) checks.
 bool ipv4_transport_verifies(std::uint32_t src, std::uint32_t dst, std::uint8_t protocol,
                              std::span<const std::byte> segment) noexcept;
+
+// The unfolded sum of the words of [p, p + n) in the machine's byte order,
+// copying them to `to` on the way unless it is null: native_sum is what
+// checksum_accumulator uses (vectors where the CPU has them), portable_sum
+// the same without instructions chosen at run time. Declared for the
+// tests, which hold each against the other.
+namespace checksum_detail {
+std::uint64_t native_sum(const std::byte* p, std::size_t n, std::byte* to = nullptr) noexcept;
+std::uint64_t portable_sum(const std::byte* p, std::size_t n, std::byte* to = nullptr) noexcept;
+}  // namespace checksum_detail
 
 }  // namespace affine::stack

@@ -99,18 +99,33 @@ std::expected<std::size_t, emit_error> emit_ipv4(const ipv4_header& h, std::span
   constexpr std::size_t n = ipv4_view::min_header_length;
   if (n + h.payload_length > 0xffff) return std::unexpected(emit_error::too_long);
   if (out.size() < n) return std::unexpected(emit_error::buffer_too_small);
+  const std::uint16_t length = std::uint16_t(n + h.payload_length);
+  const std::uint16_t fragment = std::uint16_t((h.dont_fragment ? flag_df : 0) | (h.more_fragments ? flag_mf : 0) |
+                                               (h.fragment_offset / 8 & offset_mask));
   version_ihl.set(out, 0x45);
   type_of_service.set(out, h.tos);
-  total_length_field.set(out, std::uint16_t(n + h.payload_length));
+  total_length_field.set(out, length);
   identification.set(out, h.id);
-  flags_fragment.set(out, std::uint16_t((h.dont_fragment ? flag_df : 0) | (h.more_fragments ? flag_mf : 0) |
-                                        (h.fragment_offset / 8 & offset_mask)));
+  flags_fragment.set(out, fragment);
   time_to_live.set(out, h.ttl);
   protocol_field.set(out, std::uint8_t(h.protocol));
-  header_checksum.set(out, 0);
   source.set(out, h.src);
   destination.set(out, h.dst);
-  if (mode == checksum_mode::software) header_checksum.set(out, internet_checksum(out.first(n)));
+  std::uint16_t sum = 0;
+  if (mode == checksum_mode::software) {
+    // Summed from the values, not read back: loading the header just
+    // stored a field at a time stalls on store forwarding.
+    checksum_accumulator c;
+    c.add16(std::uint16_t(0x45 << 8 | h.tos));
+    c.add16(length);
+    c.add16(h.id);
+    c.add16(fragment);
+    c.add16(std::uint16_t(h.ttl << 8 | std::uint8_t(h.protocol)));
+    c.add32(h.src);
+    c.add32(h.dst);
+    sum = c.checksum();
+  }
+  header_checksum.set(out, sum);
   return n;
 }
 

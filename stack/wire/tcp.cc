@@ -1,5 +1,6 @@
 #include "stack/wire/tcp.hh"
 
+#include <cstdint>
 #include <cstring>
 
 #include "stack/wire/endian.hh"
@@ -32,9 +33,10 @@ std::expected<std::size_t, emit_error> header_length_for(const tcp_segment& seg)
   return n;
 }
 
-// Precondition: out holds n = header_length_for(seg) bytes.
+// Precondition: out holds n = header_length_for(seg) bytes; `payload` is
+// the sum of seg.payload (unused for checksum_mode::offload).
 void write_header(const tcp_segment& seg, std::size_t n, std::uint32_t src_ip, std::uint32_t dst_ip,
-                  std::span<std::byte> out, checksum_mode mode) noexcept {
+                  std::span<std::byte> out, checksum_mode mode, const checksum_accumulator& payload) noexcept {
   source_port.set(out, seg.src_port);
   destination_port.set(out, seg.dst_port);
   sequence_number.set(out, seg.seq.raw());
@@ -54,8 +56,29 @@ void write_header(const tcp_segment& seg, std::size_t n, std::uint32_t src_ip, s
   window_field.set(out, seg.window);
   checksum_field.set(out, 0);
   urgent.set(out, seg.urgent_pointer);
-  (void)emit_tcp_options(seg.options, out.subspan(tcp_view::min_header_length, n - tcp_view::min_header_length));
-  checksum_field.set(out, ipv4_transport_checksum(src_ip, dst_ip, tcp_number, out.first(n), seg.payload, mode));
+  const std::span<std::byte> options = out.subspan(tcp_view::min_header_length, n - tcp_view::min_header_length);
+  (void)emit_tcp_options(seg.options, options);
+  checksum_accumulator c = ipv4_pseudo_header(src_ip, dst_ip, tcp_number, std::uint16_t(n + seg.payload.size()));
+  if (mode == checksum_mode::offload) {
+    checksum_field.set(out, c.sum());
+    return;
+  }
+  // The fixed header is summed from its values and the options after the
+  // payload: loading bytes just stored a field at a time stalls on store
+  // forwarding, and by then they have left the store buffer. The payload
+  // and the options sit at even offsets: their sums join in any order.
+  c.add16(seg.src_port);
+  c.add16(seg.dst_port);
+  c.add32(seg.seq.raw());
+  c.add32(seg.ack ? seg.ack->raw() : 0);
+  c.add16(std::uint16_t(n / 4 << 12 | f));
+  c.add16(seg.window);
+  c.add16(seg.urgent_pointer);
+  c.join_even(payload);
+  checksum_accumulator o;
+  o.add(options);
+  c.join_even(o);
+  checksum_field.set(out, c.checksum());
 }
 
 }  // namespace
@@ -74,9 +97,18 @@ std::expected<tcp_view, parse_error> tcp_view::parse(std::span<const std::byte> 
   const std::uint8_t f = flag_bits.get(bytes);
   const int controls = ((f & tcp_flag::syn) != 0) + ((f & tcp_flag::fin) != 0) + ((f & tcp_flag::rst) != 0);
   if (controls > 1) return std::unexpected(parse_error::bad_flags);
-  const auto options = parse_tcp_options(bytes.subspan(min_header_length, header_length - min_header_length));
-  if (!options) return std::unexpected(options.error());
-  return tcp_view(bytes, *options);
+  // The options are checked here and read where they are wanted (segment()),
+  // in place: the view stays two words.
+  tcp_options checked;
+  if (!read_tcp_options(bytes.subspan(min_header_length, header_length - min_header_length), checked))
+    return std::unexpected(parse_error::bad_option);
+  return tcp_view(bytes);
+}
+
+tcp_options tcp_view::options() const noexcept {
+  tcp_options o;
+  (void)read_tcp_options(option_bytes(), o);
+  return o;
 }
 
 std::uint16_t tcp_view::src_port() const noexcept { return source_port.get(bytes_); }
@@ -107,7 +139,7 @@ tcp_segment tcp_view::segment() const noexcept {
   s.window = window();
   s.urg = urg();
   s.urgent_pointer = urgent_pointer();
-  s.options = options_;
+  (void)read_tcp_options(option_bytes(), s.options);
   s.payload = payload();
   return s;
 }
@@ -118,7 +150,9 @@ std::expected<std::size_t, emit_error> emit_tcp_header(const tcp_segment& seg, s
   const auto n = header_length_for(seg);
   if (!n) return n;
   if (out.size() < *n) return std::unexpected(emit_error::buffer_too_small);
-  write_header(seg, *n, src_ip, dst_ip, out, mode);
+  checksum_accumulator payload;
+  if (mode == checksum_mode::software) payload.add(seg.payload);
+  write_header(seg, *n, src_ip, dst_ip, out, mode, payload);
   return n;
 }
 
@@ -128,12 +162,22 @@ std::expected<std::size_t, emit_error> emit_tcp(const tcp_segment& seg, std::uin
   if (!n) return n;
   const std::size_t total = *n + seg.payload.size();
   if (out.size() < total) return std::unexpected(emit_error::buffer_too_small);
-  // The payload first, with memmove: a retransmission or reply built in
-  // place may have it overlapping where it goes.
   tcp_segment placed = seg;
   placed.payload = out.subspan(*n, seg.payload.size());
-  if (!seg.payload.empty()) std::memmove(out.data() + *n, seg.payload.data(), seg.payload.size());
-  write_header(placed, *n, src_ip, dst_ip, out, mode);
+  // The payload is copied and summed in one pass; with memmove and then
+  // summed where a retransmission or reply built in place overlaps it.
+  const auto at = [](const std::byte* q) { return reinterpret_cast<std::uintptr_t>(q); };
+  const std::byte* from = seg.payload.data();
+  std::byte* to = out.data() + *n;
+  const bool overlaps = at(to) < at(from) + seg.payload.size() && at(from) < at(to) + seg.payload.size();
+  checksum_accumulator payload;
+  if (mode == checksum_mode::software && !overlaps) {
+    payload.copy_and_add(to, seg.payload);
+  } else {
+    if (!seg.payload.empty()) std::memmove(to, from, seg.payload.size());
+    if (mode == checksum_mode::software) payload.add(placed.payload);
+  }
+  write_header(placed, *n, src_ip, dst_ip, out, mode, payload);
   return total;
 }
 

@@ -55,17 +55,15 @@ class tcp_view {
   std::span<const std::byte> option_bytes() const noexcept {
     return bytes_.subspan(min_header_length, header_length() - min_header_length);
   }
-  const tcp_options& options() const noexcept { return options_; }  // parsed once, in parse()
+  tcp_options options() const noexcept;  // checked by parse(), read again on each call
   std::span<const std::byte> payload() const noexcept { return bytes_.subspan(header_length()); }
   tcp_segment segment() const noexcept;
 
  private:
-  tcp_view(std::span<const std::byte> bytes, const tcp_options& options) noexcept
-      : bytes_(bytes), options_(options) {}
+  explicit tcp_view(std::span<const std::byte> bytes) noexcept : bytes_(bytes) {}
   std::uint8_t flags() const noexcept;
 
   std::span<const std::byte> bytes_;
-  tcp_options options_;
 };
 
 // Writes the header, its options and a copy of seg.payload, padded to 4

@@ -26,7 +26,13 @@ constexpr std::size_t sack_block_length = 8;
 
 std::expected<tcp_options, parse_error> parse_tcp_options(std::span<const std::byte> bytes) noexcept {
   tcp_options o;
-  const auto bad = std::unexpected(parse_error::bad_option);
+  if (!read_tcp_options(bytes, o)) return std::unexpected(parse_error::bad_option);
+  return o;
+}
+
+bool read_tcp_options(std::span<const std::byte> bytes, tcp_options& o) noexcept {
+  o = tcp_options{};
+  constexpr bool bad = false;
   std::size_t i = 0;
   while (i < bytes.size()) {
     const auto k = std::uint8_t(bytes[i]);
@@ -73,7 +79,7 @@ std::expected<tcp_options, parse_error> parse_tcp_options(std::span<const std::b
     }
     i += len;
   }
-  return o;
+  return true;
 }
 
 std::size_t tcp_options_length(const tcp_options& o) noexcept {

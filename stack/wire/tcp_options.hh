@@ -17,6 +17,10 @@ inline constexpr std::size_t tcp_max_options_length = 40;  // data offset 15 les
 // byte, a length under 2 or running past the option space, or a known kind
 // with the wrong length. A window scale over 14 is clamped to 14.
 std::expected<tcp_options, parse_error> parse_tcp_options(std::span<const std::byte> bytes) noexcept;
+// The same into `out` (reset first): false for bad_option. The RX path reads
+// into the segment it hands on: a tcp_options built field by field and then
+// copied whole stalls on store forwarding (a tenth of a bulk receiver's time).
+bool read_tcp_options(std::span<const std::byte> bytes, tcp_options& out) noexcept;
 
 // The bytes emit_tcp_options writes: a multiple of 4 (the data offset
 // counts 32-bit words).

@@ -61,6 +61,13 @@ tcp_segment syn(std::uint16_t sport) {
   return s;
 }
 
+// The TCP segment of a frame the stack sent (a view into the frame).
+std::expected<tcp_view, parse_error> tcp_of(const frame& f) {
+  auto ip = ipv4_view::parse(std::span(f).subspan(14));
+  if (!ip) return std::unexpected(ip.error());
+  return tcp_view::parse(ip->payload(), ip->src(), ip->dst());
+}
+
 // After editing a TCP frame's bytes: its checksum made right again, so that
 // only the edit is wrong with it.
 void fix_tcp_checksum(frame& f) {
@@ -96,13 +103,17 @@ class bad_input : public testing::wire_peer {
       auto l = (*st)->backend().listen({.local = {net::any_address, listen_port}});
       ASSERT_TRUE(l.has_value());
       net::tcp_listener listener(std::move(*l));
+      listener_ = &listener;
       body(**st);
+      listener_ = nullptr;
       listener.close();
       drain();
       st->reset();
       drain();
     });
   }
+
+  net::tcp_listener* listener_ = nullptr;  // the one with_stack made, while its body runs
 };
 
 TEST_F(bad_input, AValidSynIsAnsweredWithASynAck) {
@@ -110,13 +121,56 @@ TEST_F(bad_input, AValidSynIsAnsweredWithASynAck) {
     send(tcp_frame(syn(40000)));
     const auto out = drain();
     ASSERT_EQ(out.size(), 1u);
-    auto ip = ipv4_view::parse(std::span(out[0]).subspan(14));
-    ASSERT_TRUE(ip.has_value());
-    auto t = tcp_view::parse(ip->payload(), ip->src(), ip->dst());
+    auto t = tcp_of(out[0]);
     ASSERT_TRUE(t.has_value());
     EXPECT_EQ(t->control(), tcp_control::syn);
     EXPECT_TRUE(t->ack());
     EXPECT_EQ(st.counters(0).total_drops(), 0u);
+  });
+}
+
+// RFC 9293 3.1: a segment whose checksum fails is dropped. For an
+// established connection its payload is copied to where in-order data is
+// kept while it is summed (stack::tcp_in): the copy of a bad segment must
+// never become readable, and the good one that follows is read as sent.
+TEST_F(bad_input, ACorruptSegmentOfAConnectionLeavesNothingReadable) {
+  with_stack([&](stack& st) {
+    send(tcp_frame(syn(40100)));
+    const auto synack = drain();
+    ASSERT_EQ(synack.size(), 1u);
+    auto t = tcp_of(synack[0]);
+    ASSERT_TRUE(t.has_value());
+    tcp_segment ack = syn(40100);
+    ack.control = tcp_control::none;
+    ack.seq = seq32(1001);
+    ack.ack = t->seq() + 1;
+    ack.options = {};
+    send(tcp_frame(ack));
+    (void)drain();
+    auto conn = listener_->accept(now_ns() + 1'000'000'000);
+    ASSERT_TRUE(conn.has_value()) << conn.error().message();
+
+    std::array<std::byte, 64> payload;
+    for (std::size_t i = 0; i < payload.size(); ++i) payload[i] = std::byte('a' + i % 26);
+    tcp_segment data = ack;
+    data.psh = true;
+    data.payload = payload;
+    const frame good = tcp_frame(data);
+    frame bad = good;
+    bad[bad.size() - 10] ^= std::byte{0x20};  // in the payload; the checksum left as it was
+    send(bad);
+    (void)drain();
+    EXPECT_EQ(st.counters(0).get(layer::tcp, parse_error::bad_checksum), 1u);
+    std::array<std::byte, 64> got{};
+    const auto none = conn->read(got, now_ns() + 20'000'000);
+    EXPECT_FALSE(none.has_value()) << "read " << none.value_or(0) << " bytes of a corrupt segment";
+
+    send(good);
+    (void)drain();
+    ASSERT_TRUE(conn->read_exactly(got, now_ns() + 1'000'000'000).has_value());
+    EXPECT_EQ(got, payload);
+    EXPECT_EQ(st.counters(0).get(layer::tcp, parse_error::bad_checksum), 1u);
+    conn->abort();
   });
 }
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -65,6 +66,65 @@ TEST(Checksum, CarriesAcrossManyAllOnesWords) {
   // Every word 0xffff: the accumulators carry on every step; the sum stays 0xffff.
   const std::vector<std::byte> data(4096 + 3, std::byte{0xff});
   EXPECT_EQ(internet_checksum(data), reference_checksum(data));
+}
+
+// An unfolded native-order sum folded to 16 bits, as the accumulator does.
+std::uint16_t folded(std::uint64_t s) {
+  while (s >> 16) s = (s & 0xffff) + (s >> 16);
+  return std::uint16_t(s);
+}
+
+TEST(Checksum, VectorAndPortableSumsMatchTheReferenceAtEveryLengthAndAlignment) {
+  // Lengths across the scalar, vector and mixed cases (vectors from 256
+  // bytes, a tail under two vectors left to the scalar loop).
+  // With a destination, each copies the bytes as it sums them.
+  xoshiro256ss rng({9, 10, 11, 12});
+  std::vector<std::byte> data(2200), copy(2200);
+  for (auto& b : data) b = std::byte(rng.next());
+  for (std::size_t start = 0; start < 8; ++start)
+    for (std::size_t len = 0; start + len <= 2100; ++len) {
+      const std::byte* p = data.data() + start;
+      const std::uint16_t want = std::uint16_t(~reference_checksum({p, len}));
+      ASSERT_EQ(from_big_endian(folded(checksum_detail::native_sum(p, len))), want)
+          << "start " << start << " length " << len;
+      ASSERT_EQ(from_big_endian(folded(checksum_detail::portable_sum(p, len))), want)
+          << "start " << start << " length " << len;
+      for (const auto sum : {checksum_detail::native_sum, checksum_detail::portable_sum}) {
+        std::fill(copy.begin(), copy.end(), std::byte{0xee});
+        ASSERT_EQ(from_big_endian(folded(sum(p, len, copy.data() + 1))), want) << "copying, length " << len;
+        ASSERT_TRUE(std::equal(p, p + len, copy.data() + 1)) << "copy of length " << len;
+        ASSERT_EQ(copy[0], std::byte{0xee});
+        ASSERT_EQ(copy[len + 1], std::byte{0xee}) << "wrote past the copy of length " << len;
+      }
+    }
+}
+
+TEST(Checksum, CopyAndAddAppendsAsAddDoesAfterOddData) {
+  xoshiro256ss rng({17, 18, 19, 20});
+  std::vector<std::byte> data(1500), copy(1500);
+  for (auto& b : data) b = std::byte(rng.next());
+  checksum_accumulator added, copied;
+  added.add(std::span(data).first(7));
+  copied.add(std::span(data).first(7));
+  added.add(std::span(data).subspan(7));
+  copied.copy_and_add(copy.data() + 7, std::span(data).subspan(7));
+  EXPECT_EQ(copied.sum(), added.sum());
+  EXPECT_EQ(copied.sum(), std::uint16_t(~reference_checksum(data)));
+  EXPECT_TRUE(std::equal(data.begin() + 7, data.end(), copy.begin() + 7));
+}
+
+TEST(Checksum, VectorLanesDoNotWrapOverManyBlocks) {
+  // All-ones words push every lane up by the most a step can add, over
+  // several of the blocks the lanes are folded after (5 MiB).
+  const std::vector<std::byte> ones((5u << 20) + 6, std::byte{0xff});
+  EXPECT_EQ(internet_checksum(ones), reference_checksum(ones));
+  EXPECT_EQ(folded(checksum_detail::portable_sum(ones.data(), ones.size())), 0xffff);
+  xoshiro256ss rng({13, 14, 15, 16});
+  std::vector<std::byte> data((5u << 20) + 1);
+  for (auto& b : data) b = std::byte(rng.next());
+  EXPECT_EQ(internet_checksum(data), reference_checksum(data));
+  EXPECT_EQ(folded(checksum_detail::portable_sum(data.data(), data.size())),
+            folded(checksum_detail::native_sum(data.data(), data.size())));
 }
 
 TEST(Checksum, IncrementalOverAnySplitEqualsOneShot) {
