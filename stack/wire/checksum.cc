@@ -77,7 +77,9 @@ template <class V, bool copy>
     }
     for (std::size_t l = 0; l < lanes; ++l) total += std::uint64_t(lo[l]) + hi[l];
   }
-  if constexpr (copy) std::memcpy(to, p, n);
+  if constexpr (copy) {
+    if (n > 0) std::memcpy(to, p, n);
+  }
   const std::uint64_t rest = scalar_sum(p, n);
   return total + rest < total ? total + rest + 1 : total + rest;
 }
@@ -112,7 +114,7 @@ std::uint64_t portable_sum(const std::byte* p, std::size_t n, std::byte* to) noe
 std::uint64_t native_sum(const std::byte* p, std::size_t n, std::byte* to) noexcept {
   // Headers are short: the vectors pay from a few hundred bytes on.
   if (n < 256) {
-    if (to != nullptr) std::memcpy(to, p, n);
+    if (to != nullptr && n > 0) std::memcpy(to, p, n);
     return scalar_sum(p, n);
   }
 #if defined(__x86_64__)
