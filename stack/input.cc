@@ -142,7 +142,7 @@ void stack::ipv4_in(per_core& pc, rte_mbuf* m, std::span<const std::byte> bytes,
 void stack::transport_in(per_core& pc, const ipv4_header& ip, std::span<const std::byte> payload, bool l4_checked,
                          std::uint64_t now) {
   switch (ip.protocol) {
-    case ip_protocol::tcp: tcp_in(pc, ip, payload, l4_checked, now); return;
+    case ip_protocol::tcp: tcp_in(pc, ip.src, ip.dst, payload, l4_checked, now); return;
     case ip_protocol::udp: udp_in(pc, ip, payload, l4_checked, now); return;
     case ip_protocol::icmp: icmp_in(pc, ip, payload, now); return;
   }

@@ -141,7 +141,9 @@ class stack final : public drivers::dpdk::packet_sink {
               std::uint64_t now);
 
   // tcp_input.cc: segments to sockets and listeners.
-  void tcp_in(per_core& pc, const ipv4_header& ip, std::span<const std::byte> bytes, bool l4_checked,
+  // The addresses come by value: a header struct just built a field at a
+  // time and loaded two fields at once stalls on store forwarding.
+  void tcp_in(per_core& pc, std::uint32_t src, std::uint32_t dst, std::span<const std::byte> bytes, bool l4_checked,
               std::uint64_t now);
   void listen_in(per_core& pc, listen_socket& l, const flow_tuple& t, const tcp_segment& seg, std::uint64_t now);
   void child_settled(tcp_socket& s, tcp::event_set ev);

@@ -31,36 +31,38 @@ constexpr std::uint8_t tcp_number = std::uint8_t(ip_protocol::tcp);
 // payload is copied to where the connection keeps in-order data, when it
 // can go there (one pass over the bytes instead of two); the segment then
 // names the copy, which input() keeps where it lies.
-bool verify_into_place(tcp::connection& c, tcp_segment& seg, const ipv4_header& ip,
+bool verify_into_place(tcp::connection& c, tcp_segment& seg, std::uint32_t src, std::uint32_t dst,
                        std::span<const std::byte> bytes) {
-  checksum_accumulator sum = ipv4_pseudo_header(ip.src, ip.dst, tcp_number, std::uint16_t(bytes.size()));
+  checksum_accumulator sum = ipv4_pseudo_header(src, dst, tcp_number, std::uint16_t(bytes.size()));
   sum.add(bytes.first(bytes.size() - seg.payload.size()));
   const std::span<std::byte> to = c.landing(seg.seq, seg.payload.size());
   if (to.empty()) {
     sum.add(seg.payload);
     return sum.verifies();
   }
-  sum.copy_and_add(to.data(), seg.payload);
-  if (!sum.verifies()) return false;
-  seg.payload = to;
-  return true;
+  // The segment names the copy before it is made: a span stored just
+  // before input() loads it whole would stall on store forwarding. A bad
+  // sum drops the segment, copy and all.
+  const std::span<const std::byte> payload = std::exchange(seg.payload, to);
+  sum.copy_and_add(to.data(), payload);
+  return sum.verifies();
 }
 
 }  // namespace
 
-void stack::tcp_in(per_core& pc, const ipv4_header& ip, std::span<const std::byte> bytes, bool l4_checked,
-                   std::uint64_t now) {
+void stack::tcp_in(per_core& pc, std::uint32_t src, std::uint32_t dst, std::span<const std::byte> bytes,
+                   bool l4_checked, std::uint64_t now) {
   // The checksum, unless the NIC checked it, is checked below: for a
   // connection's segment in the pass that copies its payload.
-  auto v = tcp_view::parse(bytes, ip.src, ip.dst, checksum_mode::offload);
+  auto v = tcp_view::parse(bytes, src, dst, checksum_mode::offload);
   if (!v) {
     pc.counters.count(layer::tcp, v.error());
     return;
   }
   tcp_segment seg = v->segment();
-  const flow_tuple t{ip.dst, ip.src, seg.dst_port, seg.src_port};
+  const flow_tuple t{dst, src, seg.dst_port, seg.src_port};
   if (tcp_socket* s = lock_flow(pc, t)) {
-    if (!l4_checked && !verify_into_place(s->conn, seg, ip, bytes)) {
+    if (!l4_checked && !verify_into_place(s->conn, seg, src, dst, bytes)) {
       s->lock.unlock();
       pc.counters.count(layer::tcp, parse_error::bad_checksum);
       return;
@@ -84,12 +86,12 @@ void stack::tcp_in(per_core& pc, const ipv4_header& ip, std::span<const std::byt
     finish(*s, what);
     return;
   }
-  if (!l4_checked && !ipv4_transport_verifies(ip.src, ip.dst, tcp_number, bytes)) {
+  if (!l4_checked && !ipv4_transport_verifies(src, dst, tcp_number, bytes)) {
     pc.counters.count(layer::tcp, parse_error::bad_checksum);
     return;
   }
   bump(pc.counters.tcp_segments_in);
-  if (ip.dst == routes_.address())
+  if (dst == routes_.address())
     if (listen_socket* l = find_listener(seg.dst_port)) {
       listen_in(pc, *l, t, seg, now);
       l->unref();
@@ -97,7 +99,7 @@ void stack::tcp_in(per_core& pc, const ipv4_header& ip, std::span<const std::byt
     }
   // RFC 9293 3.10.7.1: CLOSED. An incoming segment other than RST gets a RST.
   pc.counters.count(drop::tcp_no_socket);
-  if (routes_.is_broadcast(ip.dst)) return;
+  if (routes_.is_broadcast(dst)) return;
   if (auto rst = tcp::reset_for(seg)) send_tcp(pc, t, *rst, now);
 }
 

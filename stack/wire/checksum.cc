@@ -15,6 +15,30 @@ std::uint64_t load64(const std::byte* q) noexcept {
   return w;
 }
 
+// The last n < 8 bytes at p as the word memcpy would make of them in a
+// zeroed one (memory order, zeros after), built in registers: a word stored
+// a byte at a time and then loaded whole stalls on store forwarding.
+std::uint64_t tail_word(const std::byte* p, std::size_t n) noexcept {
+  std::uint64_t w = 0;
+  std::size_t at = 0;
+  const auto put = [&](std::uint64_t v, std::size_t size) {
+    w |= v << (std::endian::native == std::endian::little ? 8 * at : 64 - 8 * (at + size));
+    at += size;
+  };
+  if (n & 4) {
+    std::uint32_t v;
+    std::memcpy(&v, p, sizeof v);
+    put(v, sizeof v);
+  }
+  if (n & 2) {
+    std::uint16_t v;
+    std::memcpy(&v, p + at, sizeof v);
+    put(v, sizeof v);
+  }
+  if (n & 1) put(std::uint8_t(p[at]), 1);
+  return w;
+}
+
 // Ones' complement addition is commutative (RFC 1071 2(A)) and byte order
 // independent (2(B)): words are summed as the machine loads them, 32 bits at a
 // time into 64-bit accumulators so carries are kept rather than folded on
@@ -26,7 +50,7 @@ std::uint64_t scalar_sum(const std::byte* p, std::size_t n) noexcept {
     a += (w0 & 0xffffffff) + (w0 >> 32);
     b += (w1 & 0xffffffff) + (w1 >> 32);
   }
-  if (n > 8) {
+  if (n >= 8) {
     const std::uint64_t w = load64(p);
     a += (w & 0xffffffff) + (w >> 32);
     p += 8;
@@ -35,8 +59,7 @@ std::uint64_t scalar_sum(const std::byte* p, std::size_t n) noexcept {
   if (n > 0) {
     // The tail, zero padded: a last odd byte is the high half of its word
     // (RFC 1071 4.1), which is where memory order puts it.
-    std::uint64_t w = 0;
-    std::memcpy(&w, p, n);
+    const std::uint64_t w = tail_word(p, n);
     b += (w & 0xffffffff) + (w >> 32);
   }
   // Each step adds under 2^33, so neither chain can wrap below 2^31 steps
