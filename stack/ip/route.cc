@@ -48,18 +48,6 @@ std::expected<route_table, route_error> route_table::make(const interface_config
   return t;
 }
 
-std::optional<std::uint32_t> route_table::next_hop(std::uint32_t dst) const {
-  // RFC 1122 3.2.1.3 (a), (g): "this network" and loopback addresses never
-  // leave the host.
-  if (first_octet(dst) == 0 || first_octet(dst) == 127) return std::nullopt;
-  // RFC 1122 3.3.1.1: on-link destinations are sent to directly; the
-  // limited broadcast (3.3.6) and multicast (RFC 1112 6.4) go out on the
-  // link as they are.
-  if (on_link(dst) || dst == limited_broadcast || is_multicast(dst)) return dst;
-  // RFC 1122 3.3.1.1: everything else goes through the gateway, if any.
-  return gateway_;
-}
-
 bool route_table::is_broadcast(std::uint32_t dst) const {
   return dst == limited_broadcast || (has_directed_broadcast() && on_link(dst) && (dst & ~mask_) == ~mask_);
 }

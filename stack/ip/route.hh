@@ -38,8 +38,20 @@ class route_table {
 
   // The address to resolve on the link for `dst`: dst itself when on-link
   // (broadcast and multicast included), the gateway otherwise, nullopt when
-  // there is no route. The caller handles is_local(dst) before.
-  std::optional<std::uint32_t> next_hop(std::uint32_t dst) const;
+  // there is no route. The caller handles is_local(dst) before. Inline: once
+  // per packet sent, and GCC returns an out-of-line optional through memory
+  // (a store-forwarding stall).
+  std::optional<std::uint32_t> next_hop(std::uint32_t dst) const {
+    // RFC 1122 3.2.1.3 (a), (g): "this network" and loopback addresses
+    // never leave the host.
+    if (dst >> 24 == 0 || dst >> 24 == 127) return std::nullopt;
+    // RFC 1122 3.3.1.1: on-link destinations are sent to directly; the
+    // limited broadcast (3.3.6) and multicast (RFC 1112 6.4, 224.0.0.0/4)
+    // go out on the link as they are.
+    if (on_link(dst) || dst == 0xffffffff || dst >> 28 == 0xe) return dst;
+    // RFC 1122 3.3.1.1: everything else goes through the gateway, if any.
+    return gateway_;
+  }
 
   bool is_local(std::uint32_t dst) const { return dst == address_; }
   // The limited broadcast or this subnet's directed broadcast (RFC 1122 3.2.1.3 (c), (d)).
