@@ -42,6 +42,7 @@ void stack::receive(unsigned core, unsigned queue, std::span<rte_mbuf*> pkts) {
 void stack::process(unsigned core, std::span<rte_mbuf*> pkts, int queue, std::uint64_t now) {
   per_core& pc = *cores_[core];
   pc.rx_queue = queue;
+  pc.batch_of_one = pkts.size() == 1;
   for (rte_mbuf* m : pkts) {
     bump(pc.counters.rx_packets);
     frame_in(pc, m, now);

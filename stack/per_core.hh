@@ -37,6 +37,7 @@ struct stack::per_core {
   // The socket whose settle waits for the end of the RX batch being
   // processed (stack::settle_later), with a reference; null between batches.
   tcp_socket* batched = nullptr;
+  bool batch_of_one = false;  // the RX batch being processed holds one packet: nothing to wait for
   // The last next hop this core resolved, copied out of the shared ARP
   // cache: good while the cache's changes() count and the answer's
   // freshness last (stack::transmit), so a flow's segments skip its lock.

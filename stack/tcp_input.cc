@@ -75,9 +75,10 @@ void stack::tcp_in(per_core& pc, std::uint32_t src, std::uint32_t dst, std::span
     if (r.reply) send_tcp(pc, t, *r.reply, now);
     // In-order data and ACKs of an established flow: its ACK, its new data
     // and its wakeups go once, after the RX batch (settle_later). Anything
-    // owed per segment (RFC 5681 4.2's immediate ACKs) and any change of
-    // state is settled now.
-    if (s->conn.state() == tcp::tcp_state::established && !s->conn.owes_ack_now()) {
+    // owed per segment (RFC 5681 4.2's immediate ACKs), any change of state
+    // and a batch of one (a request-response flow's usual case: no second
+    // lock and reference) are settled now.
+    if (!pc.batch_of_one && s->conn.state() == tcp::tcp_state::established && !s->conn.owes_ack_now()) {
       settle_later(pc, *s, now);
       return;
     }

@@ -20,53 +20,13 @@
 #include "stack/wire/icmp.hh"
 #include "stack/wire/tcp.hh"
 #include "stack/wire/udp.hh"
-#include "tests/stack/wire_peer.hh"
+#include "tests/stack/tcp_peer.hh"
 
 namespace affine::stack {
 namespace {
 
-using testing::frame, testing::peer_mac, testing::stack_mac;
-
-constexpr std::uint32_t stack_ip = 0x0a630001;  // 10.99.0.1
-constexpr std::uint32_t peer_ip = 0x0a630002;   // 10.99.0.2
-constexpr std::uint16_t listen_port = 7000;
-
-frame ipv4_frame(ip_protocol proto, std::span<const std::byte> l4) {
-  frame f(14 + 20 + l4.size());
-  (void)emit_ethernet({.dst = stack_mac, .src = peer_mac, .type = ether_type::ipv4}, f);
-  ipv4_header ih;
-  ih.src = peer_ip;
-  ih.dst = stack_ip;
-  ih.protocol = proto;
-  ih.payload_length = std::uint16_t(l4.size());
-  (void)emit_ipv4(ih, std::span(f).subspan(14), checksum_mode::software);
-  std::memcpy(f.data() + 34, l4.data(), l4.size());
-  return f;
-}
-
-frame tcp_frame(const tcp_segment& seg) {
-  std::array<std::byte, 100> l4{};
-  const auto n = emit_tcp(seg, peer_ip, stack_ip, l4, checksum_mode::software);
-  return ipv4_frame(ip_protocol::tcp, std::span(l4).first(*n));
-}
-
-tcp_segment syn(std::uint16_t sport) {
-  tcp_segment s;
-  s.src_port = sport;
-  s.dst_port = listen_port;
-  s.control = tcp_control::syn;
-  s.seq = seq32(1000);
-  s.window = 65535;
-  s.options.mss = 1460;
-  return s;
-}
-
-// The TCP segment of a frame the stack sent (a view into the frame).
-std::expected<tcp_view, parse_error> tcp_of(const frame& f) {
-  auto ip = ipv4_view::parse(std::span(f).subspan(14));
-  if (!ip) return std::unexpected(ip.error());
-  return tcp_view::parse(ip->payload(), ip->src(), ip->dst());
-}
+using testing::frame, testing::peer_mac, testing::stack_mac, testing::stack_ip, testing::peer_ip,
+    testing::listen_port, testing::ipv4_frame, testing::tcp_frame, testing::syn, testing::tcp_of;
 
 // After editing a TCP frame's bytes: its checksum made right again, so that
 // only the edit is wrong with it.
@@ -85,35 +45,9 @@ void fix_ipv4_checksum(frame& f) {
   f[25] = std::byte(c);
 }
 
-// One stack on end a listening on listen_port, one core; the test is the
-// peer on end b.
-class bad_input : public testing::wire_peer {
+class bad_input : public testing::tcp_peer {
  protected:
-  bad_input()
-      : wire_peer({.pool_prefix = "bad_input_", .pool_mbufs = 4095, .max_cores = 1, .stack_ip = stack_ip,
-                   .peer_ip = peer_ip, .drain_rounds = 5}) {}
-
-  // Runs `body` in a fiber with a stack on end a listening on listen_port.
-  void with_stack(const std::function<void(stack&)>& body) {
-    rt_->run([&] {
-      stack_config sc;
-      sc.address = stack_ip;
-      auto st = stack::create(*rt_, link_->a(), sc, std::vector<rxq_assignment>{{0, core_id{0}}});
-      ASSERT_TRUE(st.has_value()) << st.error();
-      auto l = (*st)->backend().listen({.local = {net::any_address, listen_port}});
-      ASSERT_TRUE(l.has_value());
-      net::tcp_listener listener(std::move(*l));
-      listener_ = &listener;
-      body(**st);
-      listener_ = nullptr;
-      listener.close();
-      drain();
-      st->reset();
-      drain();
-    });
-  }
-
-  net::tcp_listener* listener_ = nullptr;  // the one with_stack made, while its body runs
+  bad_input() : tcp_peer("bad_input_") {}
 };
 
 TEST_F(bad_input, AValidSynIsAnsweredWithASynAck) {
@@ -135,20 +69,9 @@ TEST_F(bad_input, AValidSynIsAnsweredWithASynAck) {
 // never become readable, and the good one that follows is read as sent.
 TEST_F(bad_input, ACorruptSegmentOfAConnectionLeavesNothingReadable) {
   with_stack([&](stack& st) {
-    send(tcp_frame(syn(40100)));
-    const auto synack = drain();
-    ASSERT_EQ(synack.size(), 1u);
-    auto t = tcp_of(synack[0]);
-    ASSERT_TRUE(t.has_value());
-    tcp_segment ack = syn(40100);
-    ack.control = tcp_control::none;
-    ack.seq = seq32(1001);
-    ack.ack = t->seq() + 1;
-    ack.options = {};
-    send(tcp_frame(ack));
-    (void)drain();
-    auto conn = listener_->accept(now_ns() + 1'000'000'000);
-    ASSERT_TRUE(conn.has_value()) << conn.error().message();
+    tcp_segment ack;
+    auto conn = establish(40100, ack);
+    ASSERT_TRUE(conn.is_open());
 
     std::array<std::byte, 64> payload;
     for (std::size_t i = 0; i < payload.size(); ++i) payload[i] = std::byte('a' + i % 26);
@@ -162,15 +85,15 @@ TEST_F(bad_input, ACorruptSegmentOfAConnectionLeavesNothingReadable) {
     (void)drain();
     EXPECT_EQ(st.counters(0).get(layer::tcp, parse_error::bad_checksum), 1u);
     std::array<std::byte, 64> got{};
-    const auto none = conn->read(got, now_ns() + 20'000'000);
+    const auto none = conn.read(got, now_ns() + 20'000'000);
     EXPECT_FALSE(none.has_value()) << "read " << none.value_or(0) << " bytes of a corrupt segment";
 
     send(good);
     (void)drain();
-    ASSERT_TRUE(conn->read_exactly(got, now_ns() + 1'000'000'000).has_value());
+    ASSERT_TRUE(conn.read_exactly(got, now_ns() + 1'000'000'000).has_value());
     EXPECT_EQ(got, payload);
     EXPECT_EQ(st.counters(0).get(layer::tcp, parse_error::bad_checksum), 1u);
-    conn->abort();
+    conn.abort();
   });
 }
 
