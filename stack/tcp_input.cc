@@ -33,13 +33,10 @@ constexpr std::uint8_t tcp_number = std::uint8_t(ip_protocol::tcp);
 // names the copy, which input() keeps where it lies.
 bool verify_into_place(tcp::connection& c, tcp_segment& seg, std::uint32_t src, std::uint32_t dst,
                        std::span<const std::byte> bytes) {
+  const std::span<std::byte> to = c.landing(seg.seq, seg.payload.size());
+  if (to.empty()) return ipv4_transport_verifies(src, dst, tcp_number, bytes);
   checksum_accumulator sum = ipv4_pseudo_header(src, dst, tcp_number, std::uint16_t(bytes.size()));
   sum.add(bytes.first(bytes.size() - seg.payload.size()));
-  const std::span<std::byte> to = c.landing(seg.seq, seg.payload.size());
-  if (to.empty()) {
-    sum.add(seg.payload);
-    return sum.verifies();
-  }
   // The segment names the copy before it is made: a span stored just
   // before input() loads it whole would stall on store forwarding. A bad
   // sum drops the segment, copy and all.
