@@ -101,7 +101,7 @@ std::expected<void, std::string> dpdk_port::start(const rte_eth_dev_info& info) 
   caps_.rss_hash_in_mbuf = rss && (offloads->rx & RTE_ETH_RX_OFFLOAD_RSS_HASH) != 0;
   reta_size_ = rss ? info.reta_size : 0;
   if (conf.intr_conf.rxq) detect_rx_interrupts();
-  if (caps_.rx_interrupts) tap_trigger_ = quiet_tap_sigio(dev_.port_id, cfg_.rx_queues);
+  if (caps_.rx_interrupts) tap_trigger_ = quiet_tap_signal(dev_.port_id, cfg_.rx_queues);
   caps_.flow_rules = probe_flow_support(dev_.port_id);
   rte_ether_addr addr{};
   if (rte_eth_macaddr_get(dev_.port_id, &addr) == 0) std::copy_n(addr.addr_bytes, mac_.size(), mac_.begin());

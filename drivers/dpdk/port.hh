@@ -5,7 +5,6 @@
 // stats. open() returns a started port; the destructor stops and closes it.
 
 #include <rte_ethdev.h>
-#include <signal.h>
 
 #include <cstdint>
 #include <expected>
@@ -16,9 +15,9 @@
 
 #include "affine/topology.hh"
 #include "drivers/dpdk/flow.hh"
-#include "drivers/dpdk/tap_sigio.hh"
 #include "drivers/dpdk/probe.hh"
 #include "drivers/dpdk/rss.hh"
+#include "drivers/dpdk/tap_signal.hh"
 #include "drivers/port.hh"
 
 namespace affine::drivers::dpdk {
@@ -59,7 +58,7 @@ class dpdk_port final : public port {
   unsigned numa_node() const override { return node_; }
 
   std::uint16_t rx_burst(unsigned q, rte_mbuf** pkts, std::uint16_t n) override {
-    if (tap_trigger_ != nullptr) tap_trigger_(SIGIO);  // tap_sigio.hh
+    if (tap_trigger_) tap_trigger_.pull();  // tap_signal.hh
     return rte_eth_rx_burst(dev_.port_id, std::uint16_t(q), pkts, n);
   }
   std::uint16_t tx_burst(unsigned q, rte_mbuf** pkts, std::uint16_t n) override {
@@ -114,7 +113,7 @@ class dpdk_port final : public port {
   unsigned node_ = 0;
   rte_mempool* pool_ = nullptr;
   unsigned reta_size_ = 0;
-  tap_trigger_fn tap_trigger_ = nullptr;  // net_tap without SIGIO: its trigger, pulled per burst
+  tap_trigger tap_trigger_;  // net_tap without its RX signal: the PMD's trigger, pulled per burst
   bool intr_enable_needed_ = true;
   bool configured_ = false;
   std::vector<rte_flow*> flows_;  // by flow_rule_id; nullptr once removed

@@ -4,13 +4,16 @@
 // must reach the port, and its answers must reach the kernel.
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 
@@ -224,6 +227,50 @@ TEST_F(tap_test, rx_interrupt_wakes_an_armed_poller) {
     for (const auto& r : sink.wait_for(0, std::chrono::milliseconds(0))) seen = seen || contains(r.bytes, "wake the poller");
   }
   EXPECT_TRUE(seen);
+}
+
+// The tap PMD asks for a signal per received packet (O_ASYNC, on SIGIO or
+// a real-time signal of its choosing, by DPDK release: tap_signal.hh); the
+// port turns that off and pulls the PMD's trigger itself, so packets arrive
+// and no signal is raised for them.
+std::atomic<unsigned> tap_signals{0};
+void (*pmd_handler)(int) = nullptr;
+void count_tap_signal(int sig) {
+  tap_signals.fetch_add(1, std::memory_order_relaxed);
+  pmd_handler(sig);
+}
+
+TEST_F(tap_test, received_packets_raise_no_signal_and_still_arrive) {
+  auto port = open_tap();
+  ASSERT_TRUE(port);
+  const int fd = port->rx_interrupt_fd(0);
+  ASSERT_GE(fd, 0);
+  EXPECT_EQ(::fcntl(fd, F_GETFL) & O_ASYNC, 0) << "the queue fd still signals each packet";
+  int sig = ::fcntl(fd, F_GETSIG);
+  ASSERT_GE(sig, 0);
+  if (sig == 0) sig = SIGIO;
+  struct sigaction pmd{}, counting{};
+  ASSERT_EQ(::sigaction(sig, nullptr, &pmd), 0);
+  ASSERT_NE(pmd.sa_handler, SIG_DFL) << "no handler for signal " << sig << ": the PMD installs its trigger there";
+  pmd_handler = pmd.sa_handler;
+  counting.sa_handler = count_tap_signal;
+  counting.sa_flags = SA_RESTART;
+  ASSERT_EQ(::sigaction(sig, &counting, nullptr), 0);
+
+  collect_sink sink;
+  rx_poller poller(*port, 0, {0}, sink, false);
+  constexpr int frames = 5;
+  for (int i = 0; i < frames; ++i) kernel_broadcast(fmt::format("quiet {}", i));
+  int seen = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (seen < frames && std::chrono::steady_clock::now() < deadline) {
+    poller.poll();
+    for (const auto& r : sink.wait_for(0, std::chrono::milliseconds(0)))
+      for (int i = 0; i < frames; ++i) seen += contains(r.bytes, fmt::format("quiet {}", i)) ? 1 : 0;
+  }
+  ::sigaction(sig, &pmd, nullptr);
+  EXPECT_EQ(seen, frames) << "the trigger pulled before each burst must let the PMD read";
+  EXPECT_EQ(tap_signals.load(), 0u) << "signal " << sig << " raised for received packets";
 }
 
 TEST_F(tap_test, a_tap_needs_as_many_rx_as_tx_queues) {
