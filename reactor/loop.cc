@@ -37,11 +37,16 @@ void publish_state(core_ctx& c) {
   c.pub_timers.store(c.timers.size(), std::memory_order_relaxed);
 }
 
+// Polls every poller, in the loop's turn or its idle spin: RX queues' items
+// count on the poll rung, backlog rings' (RPS) on the backlog rung.
 unsigned poll_all(core_ctx& c) {
-  unsigned n = 0;
+  unsigned rx = 0, backlog = 0;
   c.context_kind = policy::waker_kind::rx_path;
-  for (poller* p : c.pollers) n += p->poll();
-  return n;
+  for (poller* p : c.pollers)
+    if (const unsigned k = p->poll(); k != 0) (p->is_backlog() ? backlog : rx) += k;
+  count(c, rung::poll, rx);
+  count(c, rung::backlog, backlog);
+  return rx + backlog;
 }
 
 unsigned drain_inbox(core_ctx& c) {
@@ -210,9 +215,9 @@ void turn(core_ctx& c) {
   ++c.c.loop_turns;
   unsigned work = 0, n;
 
-  n = poll_all(c), work += n, count(c, rung::poll, n);
-  // Backlog rung: batches handed over by RPS arrive as backlog pollers
-  // registered by the stack; they are polled with the RX pollers above.
+  // Poll and backlog rungs: packets handed over by RPS arrive as backlog
+  // pollers registered by the stack, polled with the RX pollers.
+  n = poll_all(c), work += n;
   c.context_kind = policy::waker_kind::completion;
   n = drain_inbox(c), work += n, count(c, rung::inbox, n);
   c.context_kind = policy::waker_kind::timer;

@@ -105,6 +105,8 @@ class rps::backlog final : public poller {
     return n;
   }
 
+  bool is_backlog() const override { return true; }
+
   bool try_enter_interrupt_mode() override {
     if (efd_ < 0) return false;
     armed_.store(true, std::memory_order_relaxed);

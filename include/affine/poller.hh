@@ -21,6 +21,9 @@ class poller {
   // A file descriptor that becomes readable when interrupt mode is armed and
   // work arrives; -1 when there is none.
   virtual int interrupt_fd() const { return -1; }
+  // A backlog ring (packets another core handed over, RPS): its work is
+  // counted on the loop's backlog rung, an RX queue's on the poll rung.
+  virtual bool is_backlog() const { return false; }
 };
 
 }  // namespace affine
