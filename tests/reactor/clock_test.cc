@@ -85,8 +85,10 @@ TEST(reactor_clock, ATimeSeenOnAnotherThreadIsNotInTheFuture) {
   stop = true;
   for (auto& t : threads) t.join();
   // Counters in step across CPUs (the kernel's condition for keeping time
-  // by the TSC) differ by far less than a microsecond.
-  EXPECT_GE(worst.load(), -1'000);
+  // by the TSC, checked for warps at boot) and read fenced: none behind.
+  // An unfenced read was up to 2 us behind here (reactor/cycles.hh), most
+  // runs by more than 10 ns; the margin is for a cross-socket machine.
+  EXPECT_GE(worst.load(), -200);
 }
 
 }  // namespace
