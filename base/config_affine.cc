@@ -158,7 +158,9 @@ table_spec port() {
                  "addresses).",
                  &ipv4_cidr_or_none),
           string("gateway", "", "IPv4 address of the default gateway; \"\" = none.", &ipv4_or_none),
-          integer("mtu", {68, 9216}, 1500, "MTU in bytes."),
+          integer("mtu", {68, 9216}, 1500,
+                  "MTU in bytes. Each packet buffer is sized for a whole frame: over 2026, mtu + 22 bytes apiece, times "
+                  "mbufs."),
           string("pci", "", "PCI address of the NIC, like \"0000:03:00.0\"; \"\" = a virtual device named in eal."),
           integer("numa_node", {-1, 1023}, -1, "NUMA node of the NIC; -1 = ask hwloc."),
           integer("mbufs", {1023, 1'048'575}, 8191,

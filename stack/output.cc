@@ -122,7 +122,8 @@ void stack::transmit(per_core& pc, rte_mbuf* m, std::uint32_t next_hop, std::uin
 }
 
 void stack::send_tcp(per_core& pc, const flow_tuple& t, const tcp_segment& seg, std::uint64_t now) {
-  const std::size_t len = 60 + seg.payload.size();  // header with the most options, and the data
+  // Exact: a full-sized segment at a jumbo MTU fills its mbuf to the byte.
+  const std::size_t len = tcp_view::min_header_length + tcp_options_length(seg.options) + seg.payload.size();
   bump(pc.counters.tcp_segments_out);
   send_ipv4(pc, t.remote_addr, ip_protocol::tcp, len,
             [&](std::span<std::byte> out, bool offload) -> std::size_t {

@@ -6,6 +6,7 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <vector>
@@ -22,7 +23,7 @@ namespace {
 std::mutex eal_mutex;
 bool eal_done = false;
 std::expected<void, std::string> eal_result;
-std::map<unsigned, rte_mempool*> pools;  // under eal_mutex
+std::map<std::pair<unsigned, std::uint32_t>, rte_mempool*> pools;  // by (node, data room); under eal_mutex
 
 // The EAL logs its reason first and generic "Cannot init ..." lines after
 // it; the cases users meet most get a sentence that says what to do.
@@ -87,16 +88,21 @@ bool eal_ready() noexcept {
   return eal_done && eal_result.has_value();
 }
 
-std::expected<rte_mempool*, std::string> packet_pool(unsigned node, unsigned mbufs) {
+std::expected<rte_mempool*, std::string> packet_pool(unsigned node, unsigned mbufs, std::uint32_t frame) {
   std::lock_guard lock(eal_mutex);
   if (!eal_done || !eal_result) return std::unexpected(std::string("DPDK EAL is not initialised"));
-  if (auto it = pools.find(node); it != pools.end()) return it->second;
+  const std::uint32_t room = std::max<std::uint32_t>(frame, RTE_MBUF_DEFAULT_DATAROOM);
+  if (room > UINT16_MAX - RTE_PKTMBUF_HEADROOM)
+    return std::unexpected(fmt::format("packet pool for node {}: frames of {} bytes do not fit one mbuf", node, frame));
+  if (auto it = pools.find({node, room}); it != pools.end()) return it->second;
   const int socket = node < rte_socket_count() ? int(node) : SOCKET_ID_ANY;
-  const std::string name = fmt::format("affine_pkt_{}", node);
-  rte_mempool* mp = rte_pktmbuf_pool_create(name.c_str(), mbufs, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, socket);
+  const std::string name =
+      room == RTE_MBUF_DEFAULT_DATAROOM ? fmt::format("affine_pkt_{}", node) : fmt::format("affine_pkt_{}_{}", node, room);
+  rte_mempool* mp = rte_pktmbuf_pool_create(name.c_str(), mbufs, 256, 0, std::uint16_t(room + RTE_PKTMBUF_HEADROOM), socket);
   if (mp == nullptr)
-    return std::unexpected(fmt::format("packet pool for node {} ({} mbufs): {}", node, mbufs, explain(rte_errno)));
-  pools.emplace(node, mp);
+    return std::unexpected(fmt::format("packet pool for node {} ({} mbufs of {} bytes): {}", node, mbufs, room,
+                                       explain(rte_errno)));
+  pools.emplace(std::pair{node, room}, mp);
   return mp;
 }
 

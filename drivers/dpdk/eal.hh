@@ -2,6 +2,7 @@
 // DPDK's environment abstraction layer, initialised once per process, and
 // the per-NUMA-node packet pools (DESIGN.md section 4).
 
+#include <cstdint>
 #include <expected>
 #include <span>
 #include <string>
@@ -22,10 +23,19 @@ std::expected<void, std::string> init_eal_for_tests();
 
 bool eal_ready() noexcept;
 
-// The packet pool of a NUMA node, created on first use (`mbufs` entries of
-// default data room, with a per-lcore cache). Node ids past the machine's
-// fall back to SOCKET_ID_ANY.
-std::expected<rte_mempool*, std::string> packet_pool(unsigned node, unsigned mbufs = 8191);
+// The bytes of a whole frame at `mtu`: the Ethernet header, one VLAN tag and
+// the CRC around an MTU-sized payload.
+constexpr std::uint32_t frame_bytes(std::uint32_t mtu) { return mtu + 14 + 4 + 4; }
+
+// The packet pool of a NUMA node for frames of up to `frame` bytes, created
+// on first use (`mbufs` entries, with a per-lcore cache). One frame is one
+// mbuf everywhere (RX without scatter, TX built in place): each buffer holds
+// a whole frame, at least DPDK's default data room (2 KiB), so a jumbo MTU
+// gets a pool of its own (9,022-byte buffers at MTU 9000). Node ids past the
+// machine's fall back to SOCKET_ID_ANY.
+inline constexpr unsigned default_pool_mbufs = 8191;
+std::expected<rte_mempool*, std::string> packet_pool(unsigned node, unsigned mbufs = default_pool_mbufs,
+                                                     std::uint32_t frame = frame_bytes(1500));
 
 // Make the calling thread an EAL lcore (rte_thread_register) so mempool
 // caches work on it; reactors call this at start. Idempotent per thread.

@@ -4,12 +4,11 @@
 
 #include <fmt/format.h>
 
+#include "drivers/dpdk/eal.hh"
+
 namespace affine::drivers::dpdk {
 
 namespace {
-
-// Ethernet header, one VLAN tag and the CRC around an MTU-sized payload.
-constexpr std::uint32_t frame_overhead = 14 + 4 + 4;
 
 bool has(std::uint64_t capa, std::uint64_t bits) { return (capa & bits) == bits; }
 
@@ -18,18 +17,13 @@ bool has(std::uint64_t capa, std::uint64_t bits) { return (capa & bits) == bits;
 std::expected<offload_choice, std::string> choose_offloads(const rte_eth_dev_info& info, std::uint32_t mtu,
                                                           std::uint32_t data_room, bool rss_hash,
                                                           port_caps& caps) {
-  if (mtu < info.min_mtu || mtu > info.max_mtu)
-    return std::unexpected(fmt::format("mtu {} is outside the PMD's range {}..{}", mtu, info.min_mtu, info.max_mtu));
-
   offload_choice c;
   const std::uint64_t rx = info.rx_offload_capa, tx = info.tx_offload_capa;
-  if (mtu + frame_overhead > data_room) {
-    if (!has(rx, RTE_ETH_RX_OFFLOAD_SCATTER))
-      return std::unexpected(fmt::format("mtu {} needs frames of {} bytes in {}-byte buffers, and the PMD has no "
-                                         "scattered RX",
-                                         mtu, mtu + frame_overhead, data_room));
-    c.rx |= RTE_ETH_RX_OFFLOAD_SCATTER;
-  }
+  // One frame, one mbuf (packet_pool sizes the buffers for the MTU): the
+  // stack parses frames in place and builds them in place.
+  if (frame_bytes(mtu) > data_room)
+    return std::unexpected(
+        fmt::format("mtu {} needs frames of {} bytes in {}-byte buffers", mtu, frame_bytes(mtu), data_room));
 
   caps.rx_ipv4_checksum = has(rx, RTE_ETH_RX_OFFLOAD_IPV4_CKSUM);
   caps.rx_l4_checksum = has(rx, RTE_ETH_RX_OFFLOAD_TCP_CKSUM | RTE_ETH_RX_OFFLOAD_UDP_CKSUM);

@@ -1,7 +1,8 @@
 #pragma once
 // Which offloads a port gets: every RX/TX checksum, TSO and multi-segment TX
-// the PMD offers, and scattered RX where the MTU needs it. The stack reads
-// the result in port_caps and takes its software path for the rest.
+// the PMD offers; never scattered RX (a frame is one mbuf: packet_pool sizes
+// the buffers for the MTU). The stack reads the result in port_caps and
+// takes its software path for the rest.
 
 #include <cstdint>
 #include <expected>
@@ -20,8 +21,8 @@ struct offload_choice {
 
 // The offloads to enable for `mtu` with mbufs of `data_room` bytes, writing
 // what they give into `caps` (the checksum, TSO and multi-segment fields).
-// `rss_hash` asks for the flow hash in the mbuf. Error when the MTU is
-// outside the PMD's range, or needs scattered RX that the PMD lacks.
+// `rss_hash` asks for the flow hash in the mbuf. Error when the MTU's
+// frames do not fit `data_room` (dpdk_port has checked the PMD's range).
 std::expected<offload_choice, std::string> choose_offloads(const rte_eth_dev_info& info, std::uint32_t mtu,
                                                           std::uint32_t data_room, bool rss_hash,
                                                           port_caps& caps);

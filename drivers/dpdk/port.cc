@@ -54,9 +54,12 @@ dpdk_port::dpdk_port(const port_config& cfg, probed_device dev)
 dpdk_port::~dpdk_port() { close(); }
 
 std::expected<void, std::string> dpdk_port::start(const rte_eth_dev_info& info) {
+  if (cfg_.mtu < info.min_mtu || cfg_.mtu > info.max_mtu)
+    return std::unexpected(
+        fmt::format("port {}: mtu {} is outside the PMD's range {}..{}", name(), cfg_.mtu, info.min_mtu, info.max_mtu));
   const int socket = rte_eth_dev_socket_id(dev_.port_id);
   node_ = cfg_.numa_node >= 0 ? unsigned(cfg_.numa_node) : socket >= 0 ? unsigned(socket) : 0;
-  auto pool = packet_pool(node_, cfg_.mbufs);
+  auto pool = packet_pool(node_, cfg_.mbufs, frame_bytes(cfg_.mtu));
   if (!pool) return std::unexpected(fmt::format("port {}: {}", name(), pool.error()));
   pool_ = *pool;
   const std::uint32_t data_room = rte_pktmbuf_data_room_size(pool_) - RTE_PKTMBUF_HEADROOM;
@@ -170,7 +173,7 @@ bool dpdk_port::rx_interrupt_watch(unsigned q, int epoll_fd, bool add) {
 
 rte_mempool* dpdk_port::pool(unsigned node) {
   if (node == node_) return pool_;
-  auto p = packet_pool(node, cfg_.mbufs);
+  auto p = packet_pool(node, cfg_.mbufs, frame_bytes(cfg_.mtu));
   return p ? *p : pool_;
 }
 

@@ -141,7 +141,9 @@ std::expected<std::unique_ptr<link>, std::string> link::create(const link_config
     if (end->mac == mac_address{}) end->mac = {0x02, 0, 0, 0, 0, last_mac_byte};
     ++last_mac_byte;
     if (end->pool == nullptr) {
-      auto pool = dpdk::packet_pool(end->numa_node);
+      // The end's own frames and the far end's, each whole in one mbuf.
+      const std::uint32_t frame = dpdk::frame_bytes(std::max(resolved.a.mtu, resolved.b.mtu));
+      auto pool = dpdk::packet_pool(end->numa_node, dpdk::default_pool_mbufs, frame);
       if (!pool) return std::unexpected(fmt::format("{} end {}: {}", cfg.name, tag, pool.error()));
       end->pool = *pool;
     }
