@@ -23,6 +23,7 @@
 #include "affine/net.hh"
 #include "affine/runtime.hh"
 #include "stack/stack.hh"
+#include "tests/net/kernel_udp.hh"
 #include "tests/stack/wire_peer.hh"
 
 namespace affine::stack {
@@ -34,57 +35,9 @@ constexpr std::uint32_t affine_ip = 0x0a4e0002;  // 10.78.0.2
 constexpr std::uint16_t affine_port = 5300;
 constexpr std::uint64_t seconds = 1'000'000'000;
 
-sockaddr_in address(std::uint32_t ip, std::uint16_t port) {
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(ip);
-  return a;
-}
-
-// A kernel UDP socket on 10.78.0.1 with a 5 s receive timeout; calls that a
-// signal for the runtime's threads interrupts are retried.
-class kernel_udp {
- public:
-  kernel_udp() : fd_(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) {
-    const timeval t{.tv_sec = 5, .tv_usec = 0};
-    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &t, sizeof t);
-    const sockaddr_in a = address(kernel_ip, 0);
-    ::bind(fd_, reinterpret_cast<const sockaddr*>(&a), sizeof a);
-  }
-  ~kernel_udp() { ::close(fd_); }
-  kernel_udp(const kernel_udp&) = delete;
-  kernel_udp& operator=(const kernel_udp&) = delete;
-
-  std::uint16_t port() const {
-    sockaddr_in a{};
-    socklen_t len = sizeof a;
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    return ntohs(a.sin_port);
-  }
-  bool connect(std::uint16_t port) const {
-    const sockaddr_in a = address(affine_ip, port);
-    return ::connect(fd_, reinterpret_cast<const sockaddr*>(&a), sizeof a) == 0;
-  }
-  bool send_to(std::uint16_t port, std::span<const std::byte> d) const {
-    const sockaddr_in a = address(affine_ip, port);
-    return ::sendto(fd_, d.data(), d.size(), 0, reinterpret_cast<const sockaddr*>(&a), sizeof a) == ssize_t(d.size());
-  }
-  // On a connected socket.
-  bool send(std::span<const std::byte> d) const { return ::send(fd_, d.data(), d.size(), 0) == ssize_t(d.size()); }
-  // The datagram's size and sender port, or -errno.
-  std::pair<ssize_t, std::uint16_t> recv(std::span<std::byte> buf) const {
-    for (;;) {
-      sockaddr_in from{};
-      socklen_t len = sizeof from;
-      const ssize_t n = ::recvfrom(fd_, buf.data(), buf.size(), 0, reinterpret_cast<sockaddr*>(&from), &len);
-      if (n >= 0) return {n, ntohs(from.sin_port)};
-      if (errno != EINTR) return {-errno, 0};
-    }
-  }
-
- private:
-  int fd_;
+// A kernel UDP socket on 10.78.0.1 sending to affine, 5 s receive timeout.
+struct kernel_udp : test::kernel_udp {
+  kernel_udp() : test::kernel_udp(kernel_ip, affine_ip, 5) {}
 };
 
 std::vector<std::byte> datagram(std::size_t n, std::size_t seed) {

@@ -17,6 +17,7 @@
 
 #include "affine/net.hh"
 #include "tests/drivers/uring/kernel_peer.hh"
+#include "tests/net/kernel_udp.hh"
 #include "tests/drivers/uring/uring_fixture.hh"
 
 namespace affine::test {
@@ -31,50 +32,6 @@ std::uint64_t in_10s() { return now_ns() + 10'000 * ms; }
 
 std::span<const std::byte> bytes_of(std::string_view s) { return std::as_bytes(std::span(s)); }
 std::string text_of(std::span<const std::byte> b) { return {reinterpret_cast<const char*>(b.data()), b.size()}; }
-
-// A blocking kernel UDP socket on 127.0.0.1 (10 s receive timeout).
-class kernel_udp {
- public:
-  kernel_udp() : fd_(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) {
-    const timeval t{.tv_sec = 10, .tv_usec = 0};
-    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &t, sizeof t);
-    sockaddr_in a = address(0);
-    ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  }
-  ~kernel_udp() { ::close(fd_); }
-  kernel_udp(const kernel_udp&) = delete;
-  kernel_udp& operator=(const kernel_udp&) = delete;
-
-  std::uint16_t port() const {
-    sockaddr_in a{};
-    socklen_t len = sizeof a;
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    return ntohs(a.sin_port);
-  }
-  bool send_to(std::uint16_t port, std::span<const std::byte> d) const {
-    sockaddr_in a = address(port);
-    return ::sendto(fd_, d.data(), d.size(), 0, reinterpret_cast<sockaddr*>(&a), sizeof a) == ssize_t(d.size());
-  }
-  // The datagram's text and its sender's port; an empty port on timeout.
-  std::pair<std::string, std::uint16_t> recv() const {
-    std::array<char, 2048> buf;
-    sockaddr_in from{};
-    socklen_t len = sizeof from;
-    const ssize_t n = ::recvfrom(fd_, buf.data(), buf.size(), 0, reinterpret_cast<sockaddr*>(&from), &len);
-    if (n < 0) return {};
-    return {std::string(buf.data(), std::size_t(n)), ntohs(from.sin_port)};
-  }
-
- private:
-  static sockaddr_in address(std::uint16_t port) {
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    return a;
-  }
-  int fd_;
-};
 
 TEST_F(uring_udp, BindToPortZeroGetsAnEphemeralPort) {
   rt_->run([&] {
@@ -113,14 +70,15 @@ TEST_F(uring_udp, DatagramsGoBothWaysBetweenTwoSockets) {
 }
 
 TEST_F(uring_udp, AKernelSocketIsAPeerBothWays) {
-  kernel_udp peer;
+  kernel_udp peer(INADDR_LOOPBACK, INADDR_LOOPBACK, 10);
   std::pair<std::string, std::uint16_t> reply;
   rt_->run([&] {
     auto u = net::bind_udp({.local = {net::loopback, 0}});
     ASSERT_TRUE(u.has_value());
     std::thread t([&, port = u->local().port] {
       peer.send_to(port, bytes_of("hello from the kernel"));
-      reply = peer.recv();
+      std::array<std::byte, 2048> in;
+      if (const auto [n, from] = peer.recv(in); n >= 0) reply = {text_of(std::span(in).first(std::size_t(n))), from};
     });
     std::array<std::byte, 64> buf;
     auto got = u->recv_from(buf, in_10s());
