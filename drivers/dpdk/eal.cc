@@ -96,8 +96,7 @@ std::expected<rte_mempool*, std::string> packet_pool(unsigned node, unsigned mbu
     return std::unexpected(fmt::format("packet pool for node {}: frames of {} bytes do not fit one mbuf", node, frame));
   if (auto it = pools.find({node, room}); it != pools.end()) return it->second;
   const int socket = node < rte_socket_count() ? int(node) : SOCKET_ID_ANY;
-  const std::string name =
-      room == RTE_MBUF_DEFAULT_DATAROOM ? fmt::format("affine_pkt_{}", node) : fmt::format("affine_pkt_{}_{}", node, room);
+  const std::string name = fmt::format("affine_pkt_{}_{}", node, room);
   rte_mempool* mp = rte_pktmbuf_pool_create(name.c_str(), mbufs, 256, 0, std::uint16_t(room + RTE_PKTMBUF_HEADROOM), socket);
   if (mp == nullptr)
     return std::unexpected(fmt::format("packet pool for node {} ({} mbufs of {} bytes): {}", node, mbufs, room,
