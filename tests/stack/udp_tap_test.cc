@@ -77,10 +77,12 @@ TEST_F(udp_tap, AKernelClientGetsEveryDatagramEchoedAndAFragmentedOneArrivesWhol
   constexpr std::size_t big = 4000;
   std::atomic<int> echoed{0};
   std::string big_answer;
+  testing::affine_ready bound;
   run(
       [&] {
         auto u = net::bind_udp({.local = {net::any_address, affine_port}});
         ASSERT_TRUE(u.has_value()) << u.error().message();
+        bound.set();
         std::vector<std::byte> buf(8192);
         for (int i = 0; i <= rounds; ++i) {
           auto got = u->recv_from(buf, now_ns() + 10 * seconds);
@@ -97,6 +99,7 @@ TEST_F(udp_tap, AKernelClientGetsEveryDatagramEchoedAndAFragmentedOneArrivesWhol
       },
       [&] {
         kernel_udp k;
+        if (!bound.wait()) return;
         std::vector<std::byte> in(8192);
         for (int i = 0; i < rounds; ++i) {
           const auto out = datagram(std::size_t(i * 41) % 1473, std::size_t(i));

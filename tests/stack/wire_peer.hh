@@ -242,6 +242,27 @@ class tap_peer : public runtime_fixture {
   tap_peer_options options_;
 };
 
+// "Affine's socket is bound (or listening)": set by the fiber, waited for by
+// a kernel side that speaks first. Without it the kernel's first datagram or
+// SYN can meet a port not bound yet (port unreachable, RST) when the fiber is
+// slow to start: one datagram lost, a connect refused.
+class affine_ready {
+ public:
+  void set() { ready_.store(true, std::memory_order_release); }
+  // On the kernel's thread; false after `limit`.
+  bool wait(std::chrono::milliseconds limit = std::chrono::seconds(10)) const {
+    const auto until = std::chrono::steady_clock::now() + limit;
+    while (!ready_.load(std::memory_order_acquire)) {
+      if (std::chrono::steady_clock::now() > until) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return true;
+  }
+
+ private:
+  std::atomic<bool> ready_{false};
+};
+
 // The kernel's side of a tap test: `kernel` on a thread of its own with every
 // signal blocked (they are meant for the runtime's threads, and must not
 // interrupt the kernel side's blocking calls with EINTR).

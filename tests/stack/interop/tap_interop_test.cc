@@ -81,6 +81,9 @@ class tap_interop : public testing::tap_peer {
   }
 
   std::vector<std::pair<std::string, std::uint64_t>> st_counters_;
+  // Set once the test's affine listener is up; a kernel side that connects
+  // waits for it.
+  testing::affine_ready listening_;
 };
 
 int kernel_connect(std::uint32_t ip, std::uint16_t port) {
@@ -155,12 +158,14 @@ TEST_F(tap_interop, KernelPingAndArpReachTheStack) {
 TEST_F(tap_interop, KernelConnectsAndGetsItsBulkEchoedByteForByte) {
   static const std::size_t total = bulk_bytes();
   run(
-      [](stack&) {
+      [this](stack&) {
         auto l = net::listen({.local = {net::any_address, 7}});
         ASSERT_TRUE(l.has_value()) << l.error().message();
+        listening_.set();
         echo_server(*l, 1);
       },
-      [] {
+      [this] {
+        ASSERT_TRUE(listening_.wait());
         const int fd = kernel_connect(affine_ip, 7);
         ASSERT_GE(fd, 0) << "connect to 10.77.0.2:7: " << std::strerror(errno);
         const pattern p{1};
@@ -238,12 +243,14 @@ TEST_F(tap_interop, AffineConnectsToTheKernelAndSendsBulkByteForByte) {
 
 TEST_F(tap_interop, NetcatTalksToAnAffineEchoServer) {
   run(
-      [](stack&) {
+      [this](stack&) {
         auto l = net::listen({.local = {net::any_address, 7}});
         ASSERT_TRUE(l.has_value());
+        listening_.set();
         echo_server(*l, 1);
       },
-      [] {
+      [this] {
+        ASSERT_TRUE(listening_.wait());
         FILE* f = ::popen("echo hello-affine | nc -N -w 5 10.77.0.2 7", "r");
         ASSERT_NE(f, nullptr);
         char line[64] = {};
@@ -257,12 +264,14 @@ TEST_F(tap_interop, NetcatTalksToAnAffineEchoServer) {
 TEST_F(tap_interop, AThousandConcurrentKernelConnectionsAreServed) {
   static constexpr unsigned n = 1000;
   run(
-      [](stack&) {
+      [this](stack&) {
         auto l = net::listen({.local = {net::any_address, 7}, .backlog = 1024});
         ASSERT_TRUE(l.has_value());
+        listening_.set();
         echo_server(*l, n);
       },
-      [] {
+      [this] {
+        ASSERT_TRUE(listening_.wait());
         std::vector<int> fds;
         for (unsigned i = 0; i < n; ++i) {
           const int fd = kernel_connect(affine_ip, 7);
