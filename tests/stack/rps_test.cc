@@ -6,6 +6,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <vector>
 
 #include "affine/fiber.hh"
@@ -88,6 +89,7 @@ struct rps_counts {
   std::uint64_t full = 0;
   std::vector<std::uint64_t> busy_poll_packets;  // per core
   std::uint64_t busy_poll_nothing = 0;           // polls that found nothing to poll (exit "off")
+  bool operator==(const rps_counts&) const = default;
   std::uint64_t of(policy::rps_reason r) const { return steered[std::size_t(r)]; }
   std::uint64_t total() const {
     std::uint64_t n = 0;
@@ -96,6 +98,7 @@ struct rps_counts {
   }
 };
 
+// From a fiber: the reactor loops' rungs are read on their own cores.
 rps_counts counts_of(const stack& st) {
   rps_counts r;
   for (unsigned c = 0; c < st.cores(); ++c) {
@@ -103,6 +106,24 @@ rps_counts counts_of(const stack& st) {
     for (std::size_t i = 0; i < policy::rps_reason_count; ++i) r.steered[i] += k.rps_steered[i].load();
     r.backlog_in.push_back(k.rps_backlog_packets.load());
     r.full += k.rps_backlog_full.load();
+    r.backlog_rung.push_back(
+        submit_to(c, [] { return detail::this_core()->c.rung_work[std::size_t(rung::backlog)]; }));
+    r.busy_poll_packets.push_back(k.busy_poll_packets.load());
+    r.busy_poll_nothing += k.busy_poll_exits[std::size_t(policy::poll_exit::off)].load();
+  }
+  return r;
+}
+
+// The counts once the wire is quiet: the last ACKs and FINs may still be on
+// their way (and in a backlog ring) when the test's fibers have joined, so
+// the counts are read until two reads 20 ms apart agree (2 s at most).
+rps_counts settled_counts_of(const stack& st) {
+  rps_counts r = counts_of(st);
+  for (int i = 0; i < 100; ++i) {
+    this_fiber::sleep_for(std::chrono::milliseconds(20));
+    rps_counts next = counts_of(st);
+    if (next == r) break;
+    r = std::move(next);
   }
   return r;
 }
@@ -150,14 +171,7 @@ class rps_live : public testing::two_stacks {
         }));
       for (auto& c : clients) c.join();
       server.join();
-      out = counts_of(b);
-      for (unsigned c = 0; c < b.cores(); ++c)
-        out.backlog_rung.push_back(
-            submit_to(c, [] { return detail::this_core()->c.rung_work[std::size_t(rung::backlog)]; }));
-      for (unsigned c = 0; c < b.cores(); ++c) {
-        out.busy_poll_packets.push_back(b.counters(c).busy_poll_packets.load());
-        out.busy_poll_nothing += b.counters(c).busy_poll_exits[std::size_t(policy::poll_exit::off)].load();
-      }
+      out = settled_counts_of(b);
     });
     return out;
   }
