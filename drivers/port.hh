@@ -101,6 +101,9 @@ class port {
   // Add (or remove) queue q's interrupt to an epoll set; false where the
   // port has no interrupts.
   virtual bool rx_interrupt_watch(unsigned /*q*/, int /*epoll_fd*/, bool /*add*/) { return false; }
+  // After a wake-up: consume what fired in that epoll set (event counters
+  // that would otherwise keep it readable).
+  virtual void rx_interrupt_drain(int /*epoll_fd*/) {}
   // Spread RSS buckets over the plan's cores. Nothing to do (and no error)
   // where the port has no RSS redirection table.
   virtual std::expected<void, std::string> program_reta(std::span<const rxq_assignment> /*plan*/) { return {}; }

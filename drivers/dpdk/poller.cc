@@ -1,6 +1,5 @@
 #include "drivers/dpdk/poller.hh"
 
-#include <rte_epoll.h>
 #include <rte_mbuf.h>
 #include <sys/epoll.h>
 #include <unistd.h>
@@ -118,10 +117,7 @@ bool rx_poller::try_enter_interrupt_mode() {
 void rx_poller::exit_interrupt_mode() {
   if (epoll_fd_ < 0) return;
   disarm(queues_.size());
-  // Consume the interrupts that fired (DPDK reads each event fd's counter).
-  std::array<rte_epoll_event, 8> events;
-  while (rte_epoll_wait(epoll_fd_, events.data(), int(events.size()), 0) == int(events.size())) {
-  }
+  port_.rx_interrupt_drain(epoll_fd_);
 }
 
 }  // namespace affine::drivers::dpdk

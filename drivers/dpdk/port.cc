@@ -1,8 +1,11 @@
 #include "drivers/dpdk/port.hh"
 
+#include <rte_epoll.h>
 #include <rte_errno.h>
+#include <sys/epoll.h>
 
 #include <algorithm>
+#include <array>
 
 #include <fmt/format.h>
 
@@ -10,6 +13,7 @@
 #include "drivers/dpdk/eal.hh"
 #include "drivers/dpdk/error.hh"
 #include "drivers/dpdk/offloads.hh"
+#include "drivers/dpdk/packet_socket.hh"
 
 namespace affine::drivers::dpdk {
 
@@ -104,6 +108,7 @@ std::expected<void, std::string> dpdk_port::start(const rte_eth_dev_info& info) 
   caps_.rss_hash_in_mbuf = rss && (offloads->rx & RTE_ETH_RX_OFFLOAD_RSS_HASH) != 0;
   reta_size_ = rss ? info.reta_size : 0;
   if (conf.intr_conf.rxq) detect_rx_interrupts();
+  if (cfg_.rx_interrupts && !caps_.rx_interrupts) watch_packet_sockets(info);
   if (caps_.rx_interrupts) tap_trigger_ = quiet_tap_signal(dev_.port_id, cfg_.rx_queues);
   caps_.flow_rules = probe_flow_support(dev_.port_id);
   rte_ether_addr addr{};
@@ -151,6 +156,20 @@ void dpdk_port::detect_rx_interrupts() {
   if (rc == 0) rte_eth_dev_rx_intr_disable(dev_.port_id, 0);
 }
 
+void dpdk_port::watch_packet_sockets(const rte_eth_dev_info& info) {
+  if (info.driver_name == nullptr || std::string_view(info.driver_name) != "net_af_packet") return;
+  std::string why;
+  // The PMD opens a socket per queue pair it has (qpairs=), used or not.
+  packet_sockets_ = af_packet_queue_sockets(info.if_index, info.max_rx_queues, why);
+  packet_sockets_.resize(std::min<std::size_t>(packet_sockets_.size(), cfg_.rx_queues));
+  if (packet_sockets_.empty()) {
+    AFFINE_LOG_INFO("port {}: no RX interrupts ({}): idle reactors nap", name(), why);
+    return;
+  }
+  caps_.rx_interrupts = true;
+  intr_enable_needed_ = false;  // level-triggered: always armed
+}
+
 bool dpdk_port::rx_interrupt_enable(unsigned q) {
   if (!caps_.rx_interrupts) return false;
   return !intr_enable_needed_ || rte_eth_dev_rx_intr_enable(dev_.port_id, std::uint16_t(q)) == 0;
@@ -162,13 +181,28 @@ void dpdk_port::rx_interrupt_disable(unsigned q) {
 
 int dpdk_port::rx_interrupt_fd(unsigned q) const {
   if (!caps_.rx_interrupts) return -1;
+  if (!packet_sockets_.empty()) return packet_sockets_[q];
   return rte_eth_dev_rx_intr_ctl_q_get_fd(dev_.port_id, std::uint16_t(q));
 }
 
 bool dpdk_port::rx_interrupt_watch(unsigned q, int epoll_fd, bool add) {
   if (!caps_.rx_interrupts) return false;
+  if (!packet_sockets_.empty()) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = q;
+    return ::epoll_ctl(epoll_fd, add ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, packet_sockets_[q], &ev) == 0;
+  }
   return rte_eth_dev_rx_intr_ctl_q(dev_.port_id, std::uint16_t(q), epoll_fd,
                                    add ? RTE_INTR_EVENT_ADD : RTE_INTR_EVENT_DEL, nullptr) == 0;
+}
+
+void dpdk_port::rx_interrupt_drain(int epoll_fd) {
+  if (!caps_.rx_interrupts || !packet_sockets_.empty()) return;
+  // DPDK reads each event fd's counter as it reports it.
+  std::array<rte_epoll_event, 8> events;
+  while (rte_epoll_wait(epoll_fd, events.data(), int(events.size()), 0) == int(events.size())) {
+  }
 }
 
 rte_mempool* dpdk_port::pool(unsigned node) {

@@ -72,8 +72,11 @@ class dpdk_port final : public port {
   void rx_interrupt_disable(unsigned q) override;
   int rx_interrupt_fd(unsigned q) const override;
   // Add (or remove) queue q's interrupt to an epoll set through DPDK, which
-  // then consumes the interrupt's counter in rte_epoll_wait.
+  // then consumes the interrupt's counter in rte_epoll_wait (drain); a
+  // net_af_packet queue's socket (packet_socket.hh) goes in directly and
+  // needs no draining.
   bool rx_interrupt_watch(unsigned q, int epoll_fd, bool add) override;
+  void rx_interrupt_drain(int epoll_fd) override;
 
   port_stats stats() const override;
   std::vector<std::pair<std::string, std::uint64_t>> xstats() const override;
@@ -104,6 +107,7 @@ class dpdk_port final : public port {
   };
   std::expected<void, setup_error> configure_and_start(rte_eth_conf conf);
   void detect_rx_interrupts();
+  void watch_packet_sockets(const rte_eth_dev_info& info);
   void close();
 
   port_config cfg_;
@@ -115,6 +119,7 @@ class dpdk_port final : public port {
   unsigned reta_size_ = 0;
   tap_trigger tap_trigger_;  // net_tap without its RX signal: the PMD's trigger, pulled per burst
   bool intr_enable_needed_ = true;
+  std::vector<int> packet_sockets_;  // net_af_packet: each RX queue's socket, its interrupt
   bool configured_ = false;
   std::vector<rte_flow*> flows_;  // by flow_rule_id; nullptr once removed
 };

@@ -5,6 +5,9 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -18,6 +21,7 @@
 #include <cstdlib>
 
 #include <fmt/format.h>
+#include <rte_mbuf.h>
 
 #include "affine/runtime.hh"
 #include "drivers/dpdk/attach.hh"
@@ -94,9 +98,9 @@ bool kernel_ping(std::uint32_t dst, std::uint16_t seq, std::chrono::milliseconds
   return answered;
 }
 
-// A UDP datagram from the kernel to the subnet's broadcast address: it goes
-// out of the tap without needing ARP.
-void kernel_broadcast(std::string_view payload) {
+// A UDP datagram from the kernel to a subnet's broadcast address (the
+// tap's by default): it goes out of the interface without needing ARP.
+void kernel_broadcast(std::string_view payload, std::uint32_t broadcast = 0x0a4d00ff) {
   const int s = ::socket(AF_INET, SOCK_DGRAM, 0);
   ASSERT_GE(s, 0);
   const int on = 1;
@@ -104,7 +108,7 @@ void kernel_broadcast(std::string_view payload) {
   sockaddr_in to{};
   to.sin_family = AF_INET;
   to.sin_port = htons(9);
-  to.sin_addr.s_addr = htonl(0x0a4d00ff);
+  to.sin_addr.s_addr = htonl(broadcast);
   EXPECT_EQ(::sendto(s, payload.data(), payload.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to),
             ssize_t(payload.size()));
   ::close(s);
@@ -195,11 +199,11 @@ TEST_F(tap_test, an_attachment_made_without_polling_takes_nothing_until_started)
   rt->reset();
 }
 
-TEST_F(tap_test, rx_interrupt_wakes_an_armed_poller) {
-  auto port = open_tap();
-  ASSERT_TRUE(port);
+// An armed poller on `port` sleeps in epoll on its interrupt_fd() until a
+// frame the kernel broadcasts to `broadcast` wakes it, then receives it.
+void expect_rx_interrupt_wakes(dpdk_port& port, std::uint32_t broadcast) {
   collect_sink sink;
-  rx_poller poller(*port, 0, {0}, sink, true);
+  rx_poller poller(port, 0, {0}, sink, true);
   ASSERT_GE(poller.interrupt_fd(), 0);
   // The kernel may still be announcing the new link (IPv6): arm once quiet.
   bool armed = false;
@@ -216,9 +220,9 @@ TEST_F(tap_test, rx_interrupt_wakes_an_armed_poller) {
     poller.poll();
     ASSERT_TRUE(poller.try_enter_interrupt_mode());
   }
-  kernel_broadcast("wake the poller");
+  kernel_broadcast("wake the poller", broadcast);
   ready = ::epoll_wait(fd, &ev, 1, 5000);
-  EXPECT_EQ(ready, 1) << "the tap's RX interrupt did not fire";
+  EXPECT_EQ(ready, 1) << "the port's RX interrupt did not fire";
   poller.exit_interrupt_mode();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
   bool seen = false;
@@ -227,6 +231,107 @@ TEST_F(tap_test, rx_interrupt_wakes_an_armed_poller) {
     for (const auto& r : sink.wait_for(0, std::chrono::milliseconds(0))) seen = seen || contains(r.bytes, "wake the poller");
   }
   EXPECT_TRUE(seen);
+}
+
+TEST_F(tap_test, rx_interrupt_wakes_an_armed_poller) {
+  auto port = open_tap();
+  ASSERT_TRUE(port);
+  expect_rx_interrupt_wakes(*port, 0x0a4d00ff);
+}
+
+// net_af_packet on a veth pair: the kernel holds 10.78.0.1/24 on one end,
+// the port reads the other. The PMD has no RX interrupt; the queue's packet
+// socket serves as one (packet_socket.hh).
+class af_packet_test : public tap_test {
+ protected:
+  void SetUp() override {
+    tap_test::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    const char* cmd = "ip link add affv0 type veth peer name affv1 && ip addr add 10.78.0.1/24 dev affv0 && "
+                      "ip link set affv1 up && ip link set affv0 up";
+    ASSERT_EQ(std::system(cmd), 0) << cmd;
+  }
+  void TearDown() override {
+    [[maybe_unused]] int rc = std::system("ip link del affv0 2>/dev/null");
+    tap_test::TearDown();
+  }
+  static std::expected<std::unique_ptr<dpdk_port>, std::string> open_af_packet() {
+    return dpdk_port::open({.device = "net_af_packet0,iface=affv1", .rx_descriptors = 256, .tx_descriptors = 256});
+  }
+};
+
+TEST_F(af_packet_test, the_queue_socket_wakes_an_armed_poller) {
+  auto port = open_af_packet();
+  ASSERT_TRUE(port.has_value()) << port.error();
+  ASSERT_TRUE((*port)->caps().rx_interrupts) << "the queue's packet socket was not found";
+  int domain = 0;
+  socklen_t len = sizeof domain;
+  ASSERT_EQ(::getsockopt((*port)->rx_interrupt_fd(0), SOL_SOCKET, SO_DOMAIN, &domain, &len), 0);
+  EXPECT_EQ(domain, AF_PACKET);
+  expect_rx_interrupt_wakes(**port, 0x0a4e00ff);
+}
+
+// Frames on `q` (taken and freed) that carry `text`.
+int frames_with(dpdk_port& port, unsigned q, std::string_view text) {
+  int found = 0;
+  std::array<rte_mbuf*, 32> pkts;
+  for (std::uint16_t n; (n = port.rx_burst(q, pkts.data(), std::uint16_t(pkts.size()))) != 0;) {
+    for (std::uint16_t i = 0; i < n; ++i) {
+      const auto* b = rte_pktmbuf_mtod(pkts[i], const std::uint8_t*);
+      found += std::search(b, b + pkts[i]->data_len, text.begin(), text.end()) != b + pkts[i]->data_len;
+      rte_pktmbuf_free(pkts[i]);
+    }
+  }
+  return found;
+}
+
+TEST_F(af_packet_test, each_queue_socket_is_readable_when_its_queue_has_the_frame) {
+  // Two queue pairs: the kernel spreads flows over the two sockets by hash
+  // (PACKET_FANOUT); a broadcast from a fresh source port lands on either.
+  auto port = dpdk_port::open({.device = "net_af_packet0,iface=affv1,qpairs=2", .rx_queues = 2,
+                               .rx_descriptors = 256, .tx_descriptors = 256});
+  ASSERT_TRUE(port.has_value()) << port.error();
+  ASSERT_TRUE((*port)->caps().rx_interrupts);
+  const int ep = ::epoll_create1(EPOLL_CLOEXEC);
+  ASSERT_GE(ep, 0);
+  for (unsigned q = 0; q < 2; ++q) ASSERT_TRUE((*port)->rx_interrupt_watch(q, ep, true));
+  std::array<int, 2> landed{};
+  for (int i = 0; i < 8; ++i) {
+    // What the kernel said on its own (IPv6 on a new link) is taken first.
+    for (unsigned q = 0; q < 2; ++q) frames_with(**port, q, "");
+    const std::string text = fmt::format("frame {}", i);
+    kernel_broadcast(text, 0x0a4e00ff);
+    std::array<epoll_event, 2> ev;
+    const int ready = ::epoll_wait(ep, ev.data(), 2, 5000);
+    ASSERT_GE(ready, 1) << text << " woke neither queue's socket";
+    int found = 0;
+    for (int k = 0; k < ready; ++k) {
+      const int n = frames_with(**port, unsigned(ev[k].data.u64), text);
+      landed[ev[k].data.u64] += n;
+      found += n;
+    }
+    EXPECT_EQ(found, 1) << text << " is not on a queue whose socket was readable";
+  }
+  for (unsigned q = 0; q < 2; ++q) (*port)->rx_interrupt_watch(q, ep, false);
+  ::close(ep);
+  EXPECT_EQ(landed[0] + landed[1], 8);
+}
+
+TEST_F(af_packet_test, another_packet_socket_on_the_interface_leaves_the_port_napping) {
+  // A capture on the same interface (as libpcap opens): which socket is the
+  // queue's cannot be told, so the port does not guess.
+  const int capture = ::socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
+  ASSERT_GE(capture, 0);
+  sockaddr_ll at{};
+  at.sll_family = AF_PACKET;
+  at.sll_protocol = htons(ETH_P_ALL);
+  at.sll_ifindex = int(::if_nametoindex("affv1"));
+  ASSERT_EQ(::bind(capture, reinterpret_cast<sockaddr*>(&at), sizeof at), 0);
+  auto port = open_af_packet();
+  ::close(capture);
+  ASSERT_TRUE(port.has_value()) << port.error();
+  EXPECT_FALSE((*port)->caps().rx_interrupts);
+  EXPECT_LT((*port)->rx_interrupt_fd(0), 0);
 }
 
 // The tap PMD asks for a signal per received packet (O_ASYNC, on SIGIO or
