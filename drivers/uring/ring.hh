@@ -85,12 +85,19 @@ class core_ring final : public poller {
  private:
   core_ring(unsigned core, int event_fd) : core_(core), event_fd_(event_fd) { ring_.ring_fd = -1; }
   io_uring_sqe* next_sqe();
+  // Deferred task work waits for the next io_uring_enter that asks for
+  // completions.
+  bool work_pending() const {
+    return deferred_ && (IO_URING_READ_ONCE(*ring_.sq.kflags) & IORING_SQ_TASKRUN) != 0;
+  }
 
   io_uring ring_{};
   unsigned core_;
   int event_fd_;
   int epoll_fd_ = -1;  // the reactor's, while attached
   std::size_t in_flight_ = 0;  // started, not yet reaped: zero at teardown
+  bool deferred_ = false;  // IORING_SETUP_DEFER_TASKRUN: task work runs in poll()
+  bool enabled_ = false;   // a deferred ring is enabled by its reactor thread
 };
 
 // The rings of every reactor core, indexed by reactor index.
