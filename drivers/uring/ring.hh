@@ -7,7 +7,10 @@
 // and submit). A fiber submits on the ring of the core it runs on at that
 // moment; the completion may wake it on another core (placement decides),
 // so a later cancel of that operation must go back to the ring it is on:
-// io_uring cancels only within one ring.
+// io_uring cancels only within one ring. Where the kernel allows it the ring
+// is made with IORING_SETUP_SINGLE_ISSUER | DEFER_TASKRUN: its reactor
+// thread is its one submitter (it enables the ring in attach()), and the
+// kernel's task work for it runs only when poll() asks for completions.
 
 #include <liburing.h>
 #include <sys/socket.h>

@@ -19,6 +19,9 @@
 #   mysql_stop PID                     SIGTERM, 10 s, SIGKILL; returns the exit status
 #
 # The proxy is MYSQL_PROXY_EXE, or $AFFINE_BUILD/apps/mysql-proxy/affine-mysql-proxy.
+# MYSQL_PEER_CPUS and MYSQL_RELAY_CPUS (taskset -c lists, empty: anywhere)
+# keep MariaDB and sysbench on some CPUs and the proxy on others;
+# bench/proxy's --peer-cpus and --relay-cpus set them.
 
 mysql_repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 mysql_scratch=
@@ -109,7 +112,7 @@ mysql_db_start() {  # name port: MariaDB on a fresh datadir; sets mysql_db_pid
     mysql_die "mariadb-install-db for $name failed (see $dir/install.log): $(tail -1 "$dir/install.log")"
   # Health checks connect and close before authenticating: a high
   # max_connect_errors keeps the proxy's address from being blocked.
-  ip netns exec "$mysql_ns" mariadbd --no-defaults --user=root --datadir="$dir/data" --tmpdir="$dir/tmp" \
+  ip netns exec "$mysql_ns" ${MYSQL_PEER_CPUS:+taskset -c "$MYSQL_PEER_CPUS"} mariadbd --no-defaults --user=root --datadir="$dir/data" --tmpdir="$dir/tmp" \
     --socket="$dir/sock" --pid-file="$dir/pid" --log-error="$dir/error.log" \
     --port="$port" --bind-address=0.0.0.0 --skip-name-resolve --skip-log-bin \
     --max-connections=1000 --max-connect-errors=1000000000 --performance-schema=OFF \
@@ -146,7 +149,8 @@ mysql_sysbench_prepare() {  # host port
 mysql_sysbench_run() {
   local host=$1 port=$2 threads=$3 seconds=$4 out=$5 rc=0
   # shellcheck disable=SC2046
-  timeout -k 5 $((seconds + 60)) ip netns exec "$mysql_ns" sysbench oltp_read_only \
+  timeout -k 5 $((seconds + 60)) ip netns exec "$mysql_ns" ${MYSQL_PEER_CPUS:+taskset -c "$MYSQL_PEER_CPUS"} \
+    sysbench oltp_read_only \
     $(mysql_sysbench_args "$host" "$port") --threads="$threads" --time="$seconds" \
     --percentile=95 --report-interval=0 run >"$out" 2>&1 || rc=$?
   python3 - "$out" "$rc" <<'PY'
@@ -208,7 +212,7 @@ TOML
     config=(--config "$mysql_scratch/proxy-tap.toml")
   fi
   # shellcheck disable=SC2086
-  ip netns exec "$mysql_ns" "$exe" "${config[@]}" --set 'log.level="warn"' ${MYSQL_PROXY_SETS:-} \
+  ip netns exec "$mysql_ns" ${MYSQL_RELAY_CPUS:+taskset -c "$MYSQL_RELAY_CPUS"} "$exe" "${config[@]}" --set 'log.level="warn"' ${MYSQL_PROXY_SETS:-} \
     --listen "$listen" "${args[@]}" >"$mysql_proxy_out" 2>"$mysql_proxy_err" &
   mysql_proxy_pid=$!
   mysql_started+=("$mysql_proxy_pid")
