@@ -47,7 +47,6 @@ std::expected<std::unique_ptr<core_ring>, std::string> core_ring::create(unsigne
   const int efd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (efd < 0) return std::unexpected(fmt::format("eventfd for io_uring: {}", std::strerror(errno)));
   std::unique_ptr<core_ring> r(new core_ring(core, efd));
-  io_uring_params p{};
   // Task work (a receive that a poll found ready) runs when the reactor
   // asks for completions, not at once on the wakeup: otherwise the woken
   // reactor took the socket's lock while the sender's softirq on the other
@@ -55,15 +54,15 @@ std::expected<std::unique_ptr<core_ring>, std::string> core_ring::create(unsigne
   // through the proxy on 2 cores). DEFER_TASKRUN wants one submitter,
   // the reactor thread, so the ring starts disabled and attach() enables
   // it there. Kernels before 6.1 refuse the flags: the ring is made without.
-  p.flags = IORING_SETUP_CQSIZE | IORING_SETUP_CLAMP | deferred_flags;
-  p.cq_entries = entries * cq_per_sq;
-  int e = io_uring_queue_init_params(entries, &r->ring_, &p);
-  if (e == -EINVAL) {
+  io_uring_params p{};
+  auto init = [&](unsigned extra_flags) {
     p = io_uring_params{};
-    p.flags = IORING_SETUP_CQSIZE | IORING_SETUP_CLAMP;
+    p.flags = IORING_SETUP_CQSIZE | IORING_SETUP_CLAMP | extra_flags;
     p.cq_entries = entries * cq_per_sq;
-    e = io_uring_queue_init_params(entries, &r->ring_, &p);
-  }
+    return io_uring_queue_init_params(entries, &r->ring_, &p);
+  };
+  int e = init(deferred_flags);
+  if (e == -EINVAL) e = init(0);
   if (e < 0) {
     r->ring_.ring_fd = -1;  // nothing for the destructor to tear down but the eventfd
     return std::unexpected(setup_error(-e));
