@@ -57,6 +57,11 @@ installation& installation::operator=(installation&& o) noexcept {
 }
 installation::~installation() { reset(); }
 
+bool installation::deferred_task_work() const {
+  assert(s_ != nullptr);
+  return s_->backend.rings().on(0).deferred();  // all made alike: a kernel takes the flags or not
+}
+
 void installation::reset() {
   if (!s_) return;
   if (this_fiber::in_fiber()) {
@@ -73,7 +78,7 @@ std::expected<installation, std::string> install(const install_options& opts) {
   if (net::detail::current_backend() != nullptr)
     return std::unexpected(std::string("a network backend is installed already"));
   const auto cores = unsigned(detail::this_core()->rt->cores.size());
-  auto rings = ring_set::create(cores, opts.ring_entries);
+  auto rings = ring_set::create(cores, opts.ring_entries, opts.deferred_task_work);
   if (!rings) return std::unexpected(rings.error());
   auto s = std::make_unique<installation::state>(std::move(*rings));
   if (auto r = attach_all(*s); !r) return std::unexpected(r.error());

@@ -20,6 +20,9 @@ namespace affine::drivers::uring {
 
 struct install_options {
   unsigned ring_entries = 256;  // submission queue entries per core
+  // Deferred task work where the kernel has it (6.1); false: the rings as
+  // older kernels make them (the fallback, kept under test this way).
+  bool deferred_task_work = true;
 };
 
 class installation {
@@ -30,6 +33,8 @@ class installation {
   ~installation();  // reset()
 
   bool installed() const { return s_ != nullptr; }
+  // Precondition: installed(). Its rings were made with deferred task work.
+  bool deferred_task_work() const;
   // Unset the backend, take the rings off their reactors, close them. From
   // a fiber of the runtime, or from outside the reactors when it was made
   // by install(runtime&).

@@ -43,7 +43,8 @@ int enable_ring(int ring_fd) {
 
 }  // namespace
 
-std::expected<std::unique_ptr<core_ring>, std::string> core_ring::create(unsigned core, unsigned entries) {
+std::expected<std::unique_ptr<core_ring>, std::string> core_ring::create(unsigned core, unsigned entries,
+                                                                         bool deferred) {
   const int efd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (efd < 0) return std::unexpected(fmt::format("eventfd for io_uring: {}", std::strerror(errno)));
   std::unique_ptr<core_ring> r(new core_ring(core, efd));
@@ -61,8 +62,8 @@ std::expected<std::unique_ptr<core_ring>, std::string> core_ring::create(unsigne
     p.cq_entries = entries * cq_per_sq;
     return io_uring_queue_init_params(entries, &r->ring_, &p);
   };
-  int e = init(deferred_flags);
-  if (e == -EINVAL) e = init(0);
+  int e = deferred ? init(deferred_flags) : -EINVAL;
+  if (e == -EINVAL) e = init(0);  // refused (before 6.1), or not asked for
   if (e < 0) {
     r->ring_.ring_fd = -1;  // nothing for the destructor to tear down but the eventfd
     return std::unexpected(setup_error(-e));
@@ -216,10 +217,10 @@ bool core_ring::try_enter_interrupt_mode() {
   return false;
 }
 
-std::expected<ring_set, std::string> ring_set::create(unsigned cores, unsigned entries) {
+std::expected<ring_set, std::string> ring_set::create(unsigned cores, unsigned entries, bool deferred) {
   ring_set s;
   for (unsigned c = 0; c < cores; ++c) {
-    auto r = core_ring::create(c, entries);
+    auto r = core_ring::create(c, entries, deferred);
     if (!r) return std::unexpected(fmt::format("reactor {}: {}", c, r.error()));
     s.rings_.push_back(std::move(*r));
   }

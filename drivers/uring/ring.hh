@@ -54,12 +54,17 @@ struct request {
 class core_ring final : public poller {
  public:
   // Any thread: the ring is not tied to the thread that creates it.
-  static std::expected<std::unique_ptr<core_ring>, std::string> create(unsigned core, unsigned entries);
+  // `deferred`: ask for deferred task work (a kernel that refuses it gets
+  // the ring without, as does false).
+  static std::expected<std::unique_ptr<core_ring>, std::string> create(unsigned core, unsigned entries,
+                                                                       bool deferred = true);
   ~core_ring() override;
   core_ring(const core_ring&) = delete;
   core_ring& operator=(const core_ring&) = delete;
 
   unsigned core() const { return core_; }
+  // Made with IORING_SETUP_DEFER_TASKRUN.
+  bool deferred() const { return deferred_; }
 
   // Precondition: on this ring's reactor thread (attach/detach in a fiber
   // pinned there). Registers with the reactor: its poller list and its
@@ -106,7 +111,7 @@ class core_ring final : public poller {
 // The rings of every reactor core, indexed by reactor index.
 class ring_set {
  public:
-  static std::expected<ring_set, std::string> create(unsigned cores, unsigned entries);
+  static std::expected<ring_set, std::string> create(unsigned cores, unsigned entries, bool deferred = true);
   core_ring& on(unsigned core) const { return *rings_[core]; }
   unsigned size() const { return unsigned(rings_.size()); }
 

@@ -2,6 +2,9 @@
 // sleeps in the kernel (epoll on the ring's eventfd), and a completion
 // wakes it.
 
+#include <sys/utsname.h>
+
+#include <cstdio>
 #include <future>
 #include <thread>
 #include <vector>
@@ -65,6 +68,25 @@ TEST_F(uring_idle, ReactorsWithOnlyIdleSocketsSleepAndAnArrivalWakesThem) {
   EXPECT_LE(during1.sleeps - before1.sleeps, 5u) << "reactor 1 naps instead of sleeping";
   EXPECT_GT(settled(0).sleeps + settled(1).sleeps, during0.sleeps + during1.sleeps);  // woken, and asleep again
   EXPECT_EQ(woken.load(), conns);
+}
+
+// The wake-up path above is the deferred one where the kernel has it (6.1
+// and later take IORING_SETUP_DEFER_TASKRUN), the older one when this run
+// asks for it: the suite covers the ring each way it can be made.
+TEST_F(uring_idle, TheRingsAreMadeAsAsked) {
+  if (!uring_deferred_asked()) {
+    EXPECT_FALSE(inst_.deferred_task_work());
+    return;
+  }
+  utsname u{};
+  ASSERT_EQ(::uname(&u), 0);
+  unsigned major = 0, minor = 0;
+  ASSERT_EQ(std::sscanf(u.release, "%u.%u", &major, &minor), 2) << u.release;
+  if (major > 6 || (major == 6 && minor >= 1)) {
+    EXPECT_TRUE(inst_.deferred_task_work()) << "Linux " << u.release << " refused deferred task work";
+  } else {
+    EXPECT_FALSE(inst_.deferred_task_work()) << "Linux " << u.release;
+  }
 }
 
 }  // namespace
