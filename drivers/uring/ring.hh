@@ -55,9 +55,9 @@ class core_ring final : public poller {
  public:
   // Any thread: the ring is not tied to the thread that creates it.
   // `deferred`: ask for deferred task work (a kernel that refuses it gets
-  // the ring without, as does false).
+  // the ring without, as does false; install_options holds the default).
   static std::expected<std::unique_ptr<core_ring>, std::string> create(unsigned core, unsigned entries,
-                                                                       bool deferred = true);
+                                                                       bool deferred);
   ~core_ring() override;
   core_ring(const core_ring&) = delete;
   core_ring& operator=(const core_ring&) = delete;
@@ -111,7 +111,7 @@ class core_ring final : public poller {
 // The rings of every reactor core, indexed by reactor index.
 class ring_set {
  public:
-  static std::expected<ring_set, std::string> create(unsigned cores, unsigned entries, bool deferred = true);
+  static std::expected<ring_set, std::string> create(unsigned cores, unsigned entries, bool deferred);
   core_ring& on(unsigned core) const { return *rings_[core]; }
   unsigned size() const { return unsigned(rings_.size()); }
 
