@@ -22,8 +22,11 @@ struct fiber;
 using clock = std::chrono::steady_clock;
 // Nanoseconds on the reactor clock, as the timer wheel uses: CLOCK_MONOTONIC's
 // epoch and rate, scaled from the TSC where the kernel's clocksource is the
-// TSC (a rate good to some tens of ppm: for durations and deadlines, not for
-// comparing with other clocks); AFFINE_CLOCK=monotonic makes it clock_gettime.
+// TSC and re-calibrated against CLOCK_MONOTONIC as it runs. Its promise: at
+// every read within 20 us of CLOCK_MONOTONIC read at the same instant, so a
+// duration it measures is right to 40 us; it never runs backwards, on one
+// thread or across threads (reactor/clock.hh, docs/reactor.md "Clock").
+// AFFINE_CLOCK=monotonic makes it clock_gettime itself.
 std::uint64_t now_ns();
 
 struct spawn_options {
