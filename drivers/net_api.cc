@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "affine/net_backend.hh"
+#include "drivers/net_backend.hh"
 
 namespace affine::net {
 
@@ -58,12 +58,12 @@ tcp_stream& tcp_stream::operator=(tcp_stream&& o) noexcept {
 }
 tcp_stream::~tcp_stream() { close(); }
 
-std::expected<std::size_t, std::error_code> tcp_stream::read(std::span<std::byte> buf, std::uint64_t deadline_ns) {
+std::expected<std::size_t, std::error_code> tcp_stream::read(std::span<std::byte> buf, deadline deadline_ns) {
   if (!impl_) return not_open();
   return impl_->read(buf, deadline_ns);
 }
 
-std::expected<void, std::error_code> tcp_stream::read_exactly(std::span<std::byte> buf, std::uint64_t deadline_ns) {
+std::expected<void, std::error_code> tcp_stream::read_exactly(std::span<std::byte> buf, deadline deadline_ns) {
   if (!impl_) return not_open();
   while (!buf.empty()) {
     auto n = impl_->read(buf, deadline_ns);
@@ -74,7 +74,7 @@ std::expected<void, std::error_code> tcp_stream::read_exactly(std::span<std::byt
   return {};
 }
 
-std::expected<void, std::error_code> tcp_stream::write(std::span<const std::byte> data, std::uint64_t deadline_ns) {
+std::expected<void, std::error_code> tcp_stream::write(std::span<const std::byte> data, deadline deadline_ns) {
   if (!impl_) return not_open();
   return impl_->write(data, deadline_ns);
 }
@@ -125,7 +125,7 @@ tcp_listener& tcp_listener::operator=(tcp_listener&& o) noexcept {
 }
 tcp_listener::~tcp_listener() { close(); }
 
-std::expected<tcp_stream, std::error_code> tcp_listener::accept(std::uint64_t deadline_ns) {
+std::expected<tcp_stream, std::error_code> tcp_listener::accept(deadline deadline_ns) {
   if (!impl_) return not_open();
   auto s = impl_->accept(deadline_ns);
   if (!s) return std::unexpected(s.error());
@@ -161,7 +161,7 @@ std::expected<void, std::error_code> udp_socket::send_to(endpoint to, std::span<
 }
 
 std::expected<udp_socket::datagram_info, std::error_code> udp_socket::recv_from(std::span<std::byte> buf,
-                                                                                std::uint64_t deadline_ns) {
+                                                                                deadline deadline_ns) {
   if (!impl_) return not_open();
   return impl_->recv_from(buf, deadline_ns);
 }
@@ -185,7 +185,7 @@ std::expected<tcp_listener, std::error_code> listen(const listen_options& opts) 
   return tcp_listener(std::move(*l));
 }
 
-std::expected<tcp_stream, std::error_code> connect(endpoint to, std::uint64_t deadline_ns, const stream_options& opts) {
+std::expected<tcp_stream, std::error_code> connect(endpoint to, deadline deadline_ns, const stream_options& opts) {
   detail::backend* b = detail::current_backend();
   if (b == nullptr) return std::unexpected(std::make_error_code(std::errc::network_down));
   auto s = b->connect(to, deadline_ns, opts);
@@ -225,7 +225,7 @@ std::unexpected<std::error_code> failure(std::errc e) { return std::unexpected(s
 
 // Entries of closed handles are answered here (closed, so ready); the rest
 // go to their backend's waiter, which then only looks.
-std::expected<std::size_t, std::error_code> wait_any(std::span<wait_entry> entries, std::uint64_t deadline_ns) {
+std::expected<std::size_t, std::error_code> wait_any(std::span<wait_entry> entries, deadline deadline_ns) {
   if (entries.empty() || entries.size() > max_wait_entries) return failure(std::errc::invalid_argument);
   detail::multi_waiter* w = nullptr;
   std::size_t closed = 0;
@@ -240,7 +240,7 @@ std::expected<std::size_t, std::error_code> wait_any(std::span<wait_entry> entri
     w = mine;
   }
   if (w == nullptr) return closed;
-  auto n = w->wait_any(entries, closed > 0 ? 0 : deadline_ns);
+  auto n = w->wait_any(entries, closed > 0 ? 0 : deadline_ns.ns());
   if (n) return *n + closed;
   if (closed > 0 && n.error() == std::errc::timed_out) return closed;
   return n;

@@ -115,7 +115,7 @@ void migrate(unsigned core) {
   detail::switch_to_reactor(c->current);
 }
 
-void sleep_until(std::uint64_t deadline_ns) {
+void sleep_until(deadline deadline_ns) {
   if (deadline_ns <= now_ns()) {
     yield();
     return;

@@ -47,7 +47,7 @@ void wait_queue::unlink(waiter& w) {
   w.linked = false;
 }
 
-bool wait_queue::wait(spinlock& held, std::uint64_t deadline_ns) {
+bool wait_queue::wait(spinlock& held, deadline deadline_ns) {
   waiter w;
   w.f = self();
   w.generation = detail::prepare_park();
@@ -89,7 +89,7 @@ bool mutex::try_lock() {
   return got;
 }
 
-bool mutex::lock_until(std::uint64_t deadline_ns) {
+bool mutex::lock_until(deadline deadline_ns) {
   lock_.lock();
   if (!held_) {
     held_ = true;
@@ -108,7 +108,7 @@ void mutex::unlock() {
 
 // ---- condition variable -------------------------------------------------------
 
-bool condition_variable::wait(mutex& m, std::uint64_t deadline_ns) {
+bool condition_variable::wait(mutex& m, deadline deadline_ns) {
   wait_queue::waiter w;
   w.f = self();
   lock_.lock();
@@ -136,7 +136,7 @@ void condition_variable::notify_all() {
 
 // ---- semaphore ------------------------------------------------------------------
 
-bool semaphore::acquire(std::uint64_t deadline_ns) {
+bool semaphore::acquire(deadline deadline_ns) {
   lock_.lock();
   if (count_ > 0) {
     --count_;
@@ -178,7 +178,7 @@ void event::set() {
   lock_.unlock();
 }
 
-bool event::wait(std::uint64_t deadline_ns) {
+bool event::wait(deadline deadline_ns) {
   lock_.lock();
   if (is_set()) {
     lock_.unlock();
@@ -188,7 +188,7 @@ bool event::wait(std::uint64_t deadline_ns) {
   return is_set();
 }
 
-std::optional<std::size_t> wait_any(std::span<event* const> events, std::uint64_t deadline_ns) {
+std::optional<std::size_t> wait_any(std::span<event* const> events, deadline deadline_ns) {
   const std::size_t n = events.size();
   wait_queue::waiter local[8];
   std::unique_ptr<wait_queue::waiter[]> heap;

@@ -43,7 +43,7 @@ policy::poll_exit stack::busy_poll(tcp_socket& s) {
   // data ends a poll before the budget is looked at.
   const std::uint64_t start = now_ns();
   std::uint64_t now = start;
-  std::array<rte_mbuf*, drivers::dpdk::rx_poller::burst> pkts;
+  std::array<rte_mbuf*, drivers::rx_poller::burst> pkts;
   for (;; now = now_ns()) {
     pc.tx.flush();
     if (backlog) bump(pc.counters.busy_poll_packets, rps_->drain(pc.index));

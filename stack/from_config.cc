@@ -40,26 +40,4 @@ std::expected<stack_config, std::string> stack_config_from(const config::table_v
   return sc;
 }
 
-std::expected<std::vector<std::unique_ptr<stack>>, std::string> start_stacks(
-    runtime& rt, const config::settings& cfg, std::span<const std::unique_ptr<drivers::dpdk::dpdk_port>> ports) {
-  std::vector<std::unique_ptr<stack>> stacks;
-  std::vector<core_id> reactors;
-  for (unsigned r = 0; r < rt.cores(); ++r) reactors.push_back(rt.topology_core(r));
-  const rxq_placement placement =
-      cfg.get_string("reactor.rxq_placement") == "spread" ? rxq_placement::spread : rxq_placement::local;
-  std::size_t i = 0;
-  for (const config::table_view& table : cfg.tables("port")) {
-    if (table.get_string("driver") != "dpdk") continue;
-    drivers::dpdk::dpdk_port& port = *ports[i++];
-    auto sc = stack_config_from(table);
-    if (!sc) return std::unexpected(sc.error());
-    auto plan = plan_rx_queues(rt.topo(), port.numa_node(), port.rx_queue_count(), reactors, placement);
-    if (!plan) return std::unexpected(table.error("queues", plan.error()));
-    auto st = stack::create(rt, port, *sc, *plan);
-    if (!st) return std::unexpected(table.error("ip", st.error()));
-    stacks.push_back(std::move(*st));
-  }
-  return stacks;
-}
-
 }  // namespace affine::stack

@@ -10,7 +10,7 @@
 
 #include "affine/fiber.hh"
 #include "affine/sync.hh"
-#include "drivers/dpdk/poller.hh"
+#include "drivers/poller.hh"
 #include "stack/counters.hh"
 #include "stack/ip/reassembly.hh"
 #include "stack/stack.hh"
@@ -19,13 +19,13 @@
 namespace affine::stack {
 
 struct stack::per_core {
-  per_core(unsigned idx, const reassembly_config& rc, drivers::dpdk::tx_batch& tx_batch, rte_mempool* mp)
+  per_core(unsigned idx, const reassembly_config& rc, drivers::tx_batch& tx_batch, rte_mempool* mp)
       : index(idx), reasm(rc), tx(tx_batch), pool(mp) {}
 
   unsigned index;
   core_counters counters;
   reassembly reasm;
-  drivers::dpdk::tx_batch& tx;
+  drivers::tx_batch& tx;
   int rx_queue = -1;  // the RX queue of the batch being processed; -1: an RPS backlog
   rte_mempool* pool;
   std::uint16_t ip_id = 0;
@@ -46,7 +46,7 @@ struct stack::per_core {
   std::uint64_t hop_fresh_until = 0;
   std::uint64_t hop_changes = 0;
 
-  // Timers of the sockets homed here: see timers.cc for the handshake.
+  // Timers of the sockets homed here: see timer_fiber.cc for the handshake.
   spinlock timer_lock;
   wait_queue timer_wait;                    // under timer_lock
   std::vector<tcp_socket*> timed;           // under timer_lock; a reference each

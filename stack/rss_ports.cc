@@ -3,7 +3,7 @@
 #include <array>
 #include <set>
 
-#include "drivers/dpdk/rss.hh"
+#include "drivers/rss.hh"
 
 namespace affine::stack {
 
@@ -23,7 +23,7 @@ std::optional<unsigned> rss_steering::core_of(const flow_tuple& t) const {
       std::uint8_t(t.remote_addr),       std::uint8_t(t.local_addr >> 24),  std::uint8_t(t.local_addr >> 16),
       std::uint8_t(t.local_addr >> 8),   std::uint8_t(t.local_addr),        std::uint8_t(t.remote_port >> 8),
       std::uint8_t(t.remote_port),       std::uint8_t(t.local_port >> 8),   std::uint8_t(t.local_port)};
-  const std::uint32_t h = drivers::dpdk::toeplitz_hash(key_, in);
+  const std::uint32_t h = drivers::toeplitz_hash(key_, in);
   const std::uint16_t q = reta_[h % reta_.size()];
   if (q >= core_of_queue_.size()) return std::nullopt;
   return core_of_queue_[q];

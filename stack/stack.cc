@@ -22,7 +22,7 @@ std::expected<std::unique_ptr<stack>, std::string> stack::create(runtime& rt, dr
                                        to_string(routes.error())));
   std::unique_ptr<stack> st(new stack(rt, port, cfg, std::move(*routes)));
   // Polling starts once the stack is whole (below): receive() needs cores_.
-  auto att = drivers::dpdk::attach(rt, port, plan, *st, {.rx_interrupts = cfg.rx_interrupts, .start_polling = false});
+  auto att = drivers::attach(rt, port, plan, *st, {.rx_interrupts = cfg.rx_interrupts, .start_polling = false});
   if (!att) return std::unexpected(att.error());
   st->attachment_ = std::move(*att);
   std::vector<unsigned> core_of_queue(port.rx_queue_count(), 0);
@@ -139,7 +139,7 @@ stack::settled stack::settle(tcp_socket& s, std::uint64_t now) {
   settled out;
   const std::uint64_t d = s.conn.next_deadline();
   // Unchanged (most segments of a busy flow): the store that set it already
-  // met the timer fiber's handshake (timers.cc); a locked store less.
+  // met the timer fiber's handshake (timer_fiber.cc); a locked store less.
   if (s.deadline.load(std::memory_order_relaxed) != d) s.deadline.store(d, std::memory_order_seq_cst);
   out.poke_timer = d < cores_[s.home_core()]->wake_at.load(std::memory_order_seq_cst);
   if (s.conn.state() == tcp::tcp_state::closed && s.in_table) {

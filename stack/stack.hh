@@ -18,11 +18,11 @@
 #include <vector>
 
 #include "affine/fiber.hh"
-#include "affine/net_backend.hh"
+#include "drivers/net_backend.hh"
 #include "affine/runtime.hh"
 #include "affine/sync.hh"
 #include "affine/topology.hh"
-#include "drivers/dpdk/attach.hh"
+#include "drivers/attach.hh"
 #include "drivers/port.hh"
 #include "reactor/policy/busy_poll.hh"
 #include "stack/counters.hh"
@@ -57,7 +57,7 @@ struct stack_config {
   std::vector<std::int64_t> busy_poll_budget_us;
 };
 
-class stack final : public drivers::dpdk::packet_sink {
+class stack final : public drivers::packet_sink {
  public:
   // Attaches to `port` (one RX poller per reactor, `plan` giving the RX
   // queues their cores). Errors: a bad address, a plan or port the runtime
@@ -72,7 +72,7 @@ class stack final : public drivers::dpdk::packet_sink {
   // The socket API on this stack (net::detail::set_backend, or directly).
   net::detail::backend& backend();
 
-  // The RX path (drivers::dpdk::packet_sink): on reactor `core`, a batch
+  // The RX path (drivers::packet_sink): on reactor `core`, a batch
   // from RX queue `queue`, steered to other cores where its RPS mode says.
   void receive(unsigned core, unsigned queue, std::span<rte_mbuf*> pkts) override;
 
@@ -128,7 +128,7 @@ class stack final : public drivers::dpdk::packet_sink {
 
   stack(runtime& rt, drivers::port& port, const stack_config& cfg, route_table routes);
 
-  // input.cc: Ethernet, ARP, IPv4, ICMP on the RX path.
+  // rx_frames.cc: Ethernet, ARP, IPv4, ICMP on the RX path.
   void process(unsigned core, std::span<rte_mbuf*> pkts, int queue = -1) { process(core, pkts, queue, now_ns()); }
   void process(unsigned core, std::span<rte_mbuf*> pkts, int queue, std::uint64_t now);
   void frame_in(per_core& pc, rte_mbuf* m, std::uint64_t now);
@@ -140,7 +140,7 @@ class stack final : public drivers::dpdk::packet_sink {
   void udp_in(per_core& pc, const ipv4_header& ip, std::span<const std::byte> bytes, bool l4_checked,
               std::uint64_t now);
 
-  // tcp_input.cc: segments to sockets and listeners.
+  // rx_tcp_demux.cc: segments to sockets and listeners.
   // The addresses come by value: a header struct just built a field at a
   // time and loaded two fields at once stalls on store forwarding.
   void tcp_in(per_core& pc, std::uint32_t src, std::uint32_t dst, std::span<const std::byte> bytes, bool l4_checked,
@@ -148,7 +148,7 @@ class stack final : public drivers::dpdk::packet_sink {
   void listen_in(per_core& pc, listen_socket& l, const flow_tuple& t, const tcp_segment& seg, std::uint64_t now);
   void child_settled(tcp_socket& s, tcp::event_set ev);
 
-  // output.cc: frames out on the calling core's TX queue.
+  // tx_frames.cc: frames out on the calling core's TX queue.
   using l4_writer = tcp::function_ref<std::size_t(std::span<std::byte> out, bool offload)>;
   void send_ipv4(per_core& pc, std::uint32_t dst, ip_protocol proto, std::size_t l4_bytes, l4_writer write,
                  std::uint64_t now);
@@ -161,12 +161,12 @@ class stack final : public drivers::dpdk::packet_sink {
   tcp_socket* lock_flow(per_core& pc, const flow_tuple& t);
   void forget_flow(per_core& pc);
   // A flow's segments in one RX batch are settled once, after the batch
-  // (tcp_input.cc): settle_later takes the locked socket (and unlocks it),
+  // (rx_tcp_demux.cc): settle_later takes the locked socket (and unlocks it),
   // settle_batch settles what waits.
   void settle_later(per_core& pc, tcp_socket& s, std::uint64_t now);
   void settle_batch(per_core& pc, std::uint64_t now);
 
-  // timers.cc: one fiber per core.
+  // timer_fiber.cc: one fiber per core.
   void timer_loop(per_core& pc);
   void poke_timer(per_core& pc);
   void home(tcp_socket* s);
@@ -193,7 +193,7 @@ class stack final : public drivers::dpdk::packet_sink {
   std::atomic<std::uint32_t> next_port_;
   rss_steering steering_;  // set once in create()
   std::vector<std::unique_ptr<per_core>> cores_;
-  std::unique_ptr<drivers::dpdk::port_attachment> attachment_;
+  std::unique_ptr<drivers::port_attachment> attachment_;
   std::unique_ptr<rps> rps_;  // when a queue steers
   std::unique_ptr<net::detail::backend> backend_;
 };

@@ -3,7 +3,7 @@
 // from the socket handles (socket_api.cc).
 
 #include "affine/net.hh"
-#include "affine/net_backend.hh"
+#include "drivers/net_backend.hh"
 
 namespace affine::stack {
 

@@ -9,15 +9,15 @@
 
 #include "affine/runtime.hh"
 #include "bench/driver/pingpong.hh"
-#include "drivers/dpdk/attach.hh"
+#include "drivers/attach.hh"
 #include "drivers/dpdk/eal.hh"
 
 namespace affine::bench::driver {
 
 namespace {
 
-using drivers::dpdk::packet_sink;
-using drivers::dpdk::port_attachment;
+using drivers::packet_sink;
+using drivers::port_attachment;
 
 class echo_sink : public packet_sink {
  public:
@@ -88,7 +88,7 @@ std::unique_ptr<runtime> one_core_runtime(const topology& topo, const run_config
 std::unique_ptr<port_attachment> attach_one_queue(runtime& rt, drivers::dpdk::dpdk_port& port,
                                                   const run_config& cfg, packet_sink& sink) {
   const std::vector<rxq_assignment> plan{{0, core_id{cfg.core}}};
-  auto a = drivers::dpdk::attach(rt, port, plan, sink);
+  auto a = drivers::attach(rt, port, plan, sink);
   if (!a) {
     std::fprintf(stderr, "attach: %s\n", a.error().c_str());
     return nullptr;

@@ -1,7 +1,7 @@
 #pragma once
-// RSS: the Toeplitz hash in software, the symmetric key, the key a port
-// actually uses (read back, never assumed), and the redirection table (RETA)
-// made from the RX-queue plan.
+// RSS on a DPDK port: the mode a [[port]] asks for, the key the port
+// actually uses (read back, never assumed), and its redirection table (RETA).
+// The hash itself and the table's contents are drivers/rss.hh.
 
 #include <cstddef>
 #include <cstdint>
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "affine/topology.hh"
+#include "drivers/rss.hh"
 
 struct rte_mbuf;
 
@@ -25,31 +26,6 @@ enum class rss_mode : std::uint8_t {
 };
 // "symmetric" | "default" | "off", as [[port]].rss writes them.
 std::optional<rss_mode> parse_rss_mode(std::string_view text);
-
-// A key of `bytes` bytes (a multiple of 2) of repeated 0x6d5a. Toeplitz with a
-// key whose bits repeat every 16 gives the same hash for (a, b, pa, pb) and
-// (b, a, pb, pa), because addresses and ports are multiples of 16 bits.
-std::vector<std::uint8_t> symmetric_rss_key(std::size_t bytes = 40);
-
-// The Toeplitz hash of `input` under `key` (Microsoft RSS spec). Precondition:
-// key.size() >= input.size() + 4.
-std::uint32_t toeplitz_hash(std::span<const std::uint8_t> key, std::span<const std::uint8_t> input);
-
-// The RSS hash a NIC computes for an Ethernet frame: over source and
-// destination IPv4 addresses, plus source and destination ports for an
-// unfragmented TCP or UDP packet. nullopt for anything else (not IPv4,
-// truncated, malformed): such frames have no flow.
-std::optional<std::uint32_t> frame_rss_hash(std::span<const std::uint8_t> key, std::span<const std::byte> frame);
-
-// The flow hash of a received packet: the NIC's when the mbuf carries one
-// (RTE_MBUF_F_RX_RSS_HASH), else frame_rss_hash over its first segment.
-std::optional<std::uint32_t> flow_hash(const rte_mbuf* m, std::span<const std::uint8_t> key);
-
-// RETA entries for a table of `reta_size` from the RX-queue plan: buckets go
-// round-robin over the plan's cores (in the order they first appear), and
-// round-robin over each core's queues, so every core gets an equal share of
-// flows even when cores hold different numbers of queues.
-std::vector<std::uint16_t> reta_from_plan(std::span<const rxq_assignment> plan, unsigned reta_size);
 
 // ---- on a started port ------------------------------------------------------
 

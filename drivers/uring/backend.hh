@@ -2,7 +2,7 @@
 // The uring backend: the socket API of net.hh on kernel sockets, one
 // io_uring per reactor core. Install it with install.hh.
 
-#include "affine/net_backend.hh"
+#include "drivers/net_backend.hh"
 #include "drivers/uring/ring.hh"
 
 namespace affine::drivers::uring {

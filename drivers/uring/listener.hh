@@ -4,7 +4,7 @@
 
 #include <memory>
 
-#include "affine/net_backend.hh"
+#include "drivers/net_backend.hh"
 #include "drivers/uring/file.hh"
 
 namespace affine::drivers::uring {

@@ -23,7 +23,7 @@ class channel {
   channel(const channel&) = delete;
   channel& operator=(const channel&) = delete;
 
-  send_result send(T value, std::uint64_t deadline_ns = no_deadline) {
+  send_result send(T value, deadline until = {}) {
     for (;;) {
       lock_.lock();
       if (closed_) {
@@ -34,7 +34,7 @@ class channel {
         push_locked(std::move(value));
         return send_result::ok;
       }
-      if (!not_full_.wait(lock_, deadline_ns)) return send_result::timeout;
+      if (!not_full_.wait(lock_, until)) return send_result::timeout;
     }
   }
   send_result try_send(T value) {
@@ -52,11 +52,11 @@ class channel {
   }
 
   // nullopt: closed and drained, or the deadline passed (see closed()).
-  std::optional<T> recv(std::uint64_t deadline_ns = no_deadline) {
+  std::optional<T> recv(deadline until = {}) {
     for (;;) {
       lock_.lock();
       if (count_ > 0) return pop_locked();
-      if (closed_ || !not_empty_.wait(lock_, deadline_ns)) {
+      if (closed_ || !not_empty_.wait(lock_, until)) {
         if (closed_) lock_.unlock();
         return std::nullopt;
       }

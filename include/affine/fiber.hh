@@ -13,21 +13,14 @@
 #include <type_traits>
 #include <utility>
 
+#include "affine/time.hh"
+
 namespace affine {
 
 namespace detail {
 struct fiber;
 }
 
-using clock = std::chrono::steady_clock;
-// Nanoseconds on the reactor clock, as the timer wheel uses: CLOCK_MONOTONIC's
-// epoch and rate, scaled from the TSC where the kernel's clocksource is the
-// TSC and re-calibrated against CLOCK_MONOTONIC as it runs. Its promise: at
-// every read within 20 us of CLOCK_MONOTONIC read at the same instant, so a
-// duration it measures is right to 40 us; it never runs backwards, on one
-// thread or across threads (reactor/clock.hh, docs/reactor.md "Clock").
-// AFFINE_CLOCK=monotonic makes it clock_gettime itself.
-std::uint64_t now_ns();
 
 struct spawn_options {
   // Core (reactor index, 0..cores()-1) to start on; default: the spawning
@@ -67,7 +60,7 @@ void yield();
 // another fiber is runnable here. Returns whether it yielded. Cheap: call it
 // in long loops; a fiber that never does is counted as a quota overrun.
 bool maybe_yield();
-void sleep_until(std::uint64_t deadline_ns);
+void sleep_until(deadline until);
 // Move the calling fiber to reactor `core` now (an explicit migration, for
 // code that knows better than the scheduler, and for tests). No-op for a
 // pinned fiber. Returns with the fiber running on `core` (no balancer can

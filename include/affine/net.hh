@@ -1,7 +1,8 @@
 #pragma once
 // The fiber socket API (DESIGN.md section 5). Blocking-style calls that
-// suspend only the calling fiber; every call takes a deadline (now_ns()
-// based, no_deadline by default) and reports errors as std::error_code
+// suspend only the calling fiber; every call takes a deadline (time.hh: a
+// duration such as 100ms, a steady_clock time point or now_ns() nanoseconds;
+// none by default) and reports errors as std::error_code
 // (ECONNRESET, ETIMEDOUT, ECONNREFUSED, ...), never by throwing or crashing.
 //
 // The same API runs on affine's userspace stack (a `dpdk` port) or on kernel
@@ -77,14 +78,14 @@ class tcp_stream {
   bool is_open() const { return impl_ != nullptr; }
   // Up to buf.size() bytes; 0 means the peer closed its side (end of stream).
   std::expected<std::size_t, std::error_code> read(std::span<std::byte> buf,
-                                                   std::uint64_t deadline_ns = no_deadline);
+                                                   deadline until = {});
   // Exactly buf.size() bytes; an end of stream before that is the error
   // std::errc::connection_reset (the peer went away mid-message).
   std::expected<void, std::error_code> read_exactly(std::span<std::byte> buf,
-                                                    std::uint64_t deadline_ns = no_deadline);
+                                                    deadline until = {});
   // All of `data`, or an error.
   std::expected<void, std::error_code> write(std::span<const std::byte> data,
-                                             std::uint64_t deadline_ns = no_deadline);
+                                             deadline until = {});
   // No more writes from this side (FIN); reads go on.
   std::expected<void, std::error_code> shutdown_write();
   // Orderly close. Idempotent.
@@ -111,7 +112,7 @@ class tcp_listener {
   ~tcp_listener();
 
   bool is_open() const { return impl_ != nullptr; }
-  std::expected<tcp_stream, std::error_code> accept(std::uint64_t deadline_ns = no_deadline);
+  std::expected<tcp_stream, std::error_code> accept(deadline until = {});
   endpoint local() const;  // the bound port, also when 0 was asked for
   void close();
 
@@ -151,7 +152,7 @@ class udp_socket {
   // The oldest datagram received. A timeout is std::errc::timed_out; a
   // close() from another fiber meanwhile, std::errc::operation_canceled.
   std::expected<datagram_info, std::error_code> recv_from(std::span<std::byte> buf,
-                                                          std::uint64_t deadline_ns = no_deadline);
+                                                          deadline until = {});
   endpoint local() const;  // the bound port, also when 0 was asked for
   // Idempotent; datagrams still queued are dropped.
   void close();
@@ -163,7 +164,7 @@ class udp_socket {
 
 // On the backend the runtime was configured with. Precondition: in a fiber.
 std::expected<tcp_listener, std::error_code> listen(const listen_options& opts);
-std::expected<tcp_stream, std::error_code> connect(endpoint to, std::uint64_t deadline_ns = no_deadline,
+std::expected<tcp_stream, std::error_code> connect(endpoint to, deadline until = {},
                                                    const stream_options& opts = {});
 // Errors: address_in_use, address_not_available (not an address of the
 // port), invalid_argument (a receive_queue of 0).
@@ -218,6 +219,6 @@ inline constexpr std::size_t max_wait_entries = 1024;
 // sockets meanwhile; a close ends the wait with `closed`.
 // Precondition: in a fiber.
 std::expected<std::size_t, std::error_code> wait_any(std::span<wait_entry> entries,
-                                                     std::uint64_t deadline_ns = no_deadline);
+                                                     deadline until = {});
 
 }  // namespace affine::net

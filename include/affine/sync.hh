@@ -5,23 +5,25 @@
 // channel.hh.
 //
 // Blocking calls suspend the calling fiber (never the reactor thread) and
-// take an optional deadline (now_ns() based); they report a timeout by
-// returning false. Never suspend while holding a spinlock.
+// take an optional deadline (time.hh: a duration, a steady_clock time point
+// or now_ns() nanoseconds); they report a timeout by returning false. Never
+// suspend while holding a spinlock.
 
 #include <atomic>
+#include <concepts>
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
 #include <optional>
 #include <span>
 
+#include "affine/time.hh"
+
 namespace affine {
 
 namespace detail {
 struct fiber;
 }
-
-inline constexpr std::uint64_t no_deadline = std::numeric_limits<std::uint64_t>::max();
 
 class spinlock {
  public:
@@ -61,7 +63,7 @@ class wait_queue {
   // releases `held` once the fiber is off its core, and suspends until
   // notified (true) or the deadline passes (false). Returns with `held`
   // unlocked.
-  bool wait(spinlock& held, std::uint64_t deadline_ns = no_deadline);
+  bool wait(spinlock& held, deadline until = {});
 
   // Precondition: the owner's spinlock held. Wake the oldest waiter; returns
   // whether one was woken. A waiter that already timed out is skipped.
@@ -84,7 +86,7 @@ class mutex {
  public:
   void lock();
   bool try_lock();
-  bool lock_until(std::uint64_t deadline_ns);
+  bool lock_until(deadline until);
   void unlock();
 
  private:
@@ -98,11 +100,12 @@ class condition_variable {
   // Precondition: `m` locked by the caller. Returns with `m` locked again;
   // false on timeout. Spurious wakeups do not happen but callers should
   // still re-check their predicate (another fiber may run first).
-  bool wait(mutex& m, std::uint64_t deadline_ns = no_deadline);
+  bool wait(mutex& m, deadline until = {});
   template <class Pred>
-  bool wait(mutex& m, Pred pred, std::uint64_t deadline_ns = no_deadline) {
+    requires std::predicate<Pred&>  // wait(m, 100ms) is the deadline form
+  bool wait(mutex& m, Pred pred, deadline until = {}) {
     while (!pred())
-      if (!wait(m, deadline_ns)) return pred();
+      if (!wait(m, until)) return pred();
     return true;
   }
   void notify_one();
@@ -116,7 +119,7 @@ class condition_variable {
 class semaphore {
  public:
   explicit semaphore(std::uint64_t initial = 0) : count_(initial) {}
-  bool acquire(std::uint64_t deadline_ns = no_deadline);
+  bool acquire(deadline until = {});
   bool try_acquire();
   void release(std::uint64_t n = 1);
   std::uint64_t available() const;
@@ -133,10 +136,10 @@ class event {
  public:
   void set();
   bool is_set() const { return set_.load(std::memory_order_acquire); }
-  bool wait(std::uint64_t deadline_ns = no_deadline);
+  bool wait(deadline until = {});
 
  private:
-  friend std::optional<std::size_t> wait_any(std::span<event* const>, std::uint64_t);
+  friend std::optional<std::size_t> wait_any(std::span<event* const>, deadline);
   spinlock lock_;
   std::atomic<bool> set_{false};
   wait_queue waiters_;
@@ -145,10 +148,10 @@ class event {
 // Suspend until the first of `events` is set or the deadline passes; returns
 // the index of a set event (the lowest if several), nullopt on timeout.
 std::optional<std::size_t> wait_any(std::span<event* const> events,
-                                    std::uint64_t deadline_ns = no_deadline);
+                                    deadline until = {});
 inline std::optional<std::size_t> wait_any(std::initializer_list<event*> events,
-                                           std::uint64_t deadline_ns = no_deadline) {
-  return wait_any(std::span<event* const>(events.begin(), events.size()), deadline_ns);
+                                           deadline until = {}) {
+  return wait_any(std::span<event* const>(events.begin(), events.size()), until);
 }
 
 }  // namespace affine

@@ -172,7 +172,7 @@ class connection {
   seq32 fin_seq() const { return snd_data_ + std::uint32_t(snd_buf_.size()); }
   std::uint16_t syn_window() const;
 
-  // input.cc: RFC 9293 3.10.7.4, one function per step.
+  // segment_arrives.cc: RFC 9293 3.10.7.4, one function per step.
   input_result segment_arrives(const tcp_segment& seg, std::uint64_t now_ns);
   step_result check_duplicate_syn(const tcp_segment& seg, incoming& in);
   step_result check_sequence(const tcp_segment& seg, incoming& in, std::uint64_t now_ns);
@@ -210,7 +210,7 @@ class connection {
   step_result check_timestamps(const tcp_segment& seg, std::uint64_t now_ns);
   void update_ts_recent(const tcp_segment& seg, std::uint64_t now_ns);
 
-  // output.cc
+  // transmit.cc
   void output_syn(std::uint64_t now_ns, segment_sink sink);
   void output_data(std::uint64_t now_ns, segment_sink sink);
   bool send_allowed(std::uint32_t len, std::uint32_t queued, bool fin, std::uint32_t flight) const;
@@ -222,7 +222,7 @@ class connection {
   void emit(const tcp_segment& seg, segment_sink sink);
   tcp_segment ack_segment(std::uint64_t now_ns);
 
-  // timers.cc
+  // timeouts.cc
   void on_retransmit_timeout(std::uint64_t now_ns);
   void on_persist_timeout();
   void on_keepalive_timeout(std::uint64_t now_ns);

@@ -20,7 +20,7 @@
 
 #include "affine/fiber.hh"
 #include "affine/net.hh"
-#include "affine/net_backend.hh"
+#include "drivers/net_backend.hh"
 
 namespace affine::net {
 inline void PrintTo(readiness r, std::ostream* os) {

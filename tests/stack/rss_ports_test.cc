@@ -33,16 +33,16 @@ unsigned nic_core(const std::vector<std::uint8_t>& key, const std::vector<std::u
   ih.payload_length = std::uint16_t(*l4);
   (void)emit_ipv4(ih, std::span(frame).subspan(14), checksum_mode::software);
   (void)emit_ethernet({.dst = {}, .src = {}, .type = ether_type::ipv4}, frame);
-  const auto h = drivers::dpdk::frame_rss_hash(key, std::span(frame).first(34 + *l4));
+  const auto h = drivers::frame_rss_hash(key, std::span(frame).first(34 + *l4));
   EXPECT_TRUE(h.has_value());
   return core_of_queue[reta[*h % reta.size()]];
 }
 
 class rss_ports : public ::testing::Test {
  protected:
-  std::vector<std::uint8_t> key = drivers::dpdk::symmetric_rss_key(40);
+  std::vector<std::uint8_t> key = drivers::symmetric_rss_key(40);
   std::vector<unsigned> core_of_queue{0, 1, 0, 1};
-  std::vector<std::uint16_t> reta = drivers::dpdk::reta_from_plan(
+  std::vector<std::uint16_t> reta = drivers::reta_from_plan(
       std::vector<rxq_assignment>{{0, core_id{0}}, {1, core_id{1}}, {2, core_id{0}}, {3, core_id{1}}}, 128);
   rss_steering steering{key, reta, core_of_queue};
 };

@@ -7,7 +7,8 @@
 
 #include "affine/fiber.hh"
 #include "affine/runtime.hh"
-#include "drivers/dpdk/attach.hh"
+#include "drivers/attach.hh"
+#include "drivers/dpdk/port.hh"
 #include "tests/drivers/dpdk/collect_sink.hh"
 #include "tests/drivers/dpdk/dpdk_fixture.hh"
 

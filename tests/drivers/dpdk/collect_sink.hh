@@ -8,7 +8,9 @@
 #include <thread>
 #include <vector>
 
-#include "drivers/dpdk/poller.hh"
+#include <rte_mbuf.h>
+
+#include "drivers/poller.hh"
 #include "drivers/dpdk/rss.hh"
 
 namespace affine::drivers::dpdk::test {

@@ -7,7 +7,7 @@
 #include <atomic>
 #include <cstring>
 
-#include "drivers/dpdk/attach.hh"
+#include "drivers/attach.hh"
 
 namespace affine::drivers::dpdk::test {
 

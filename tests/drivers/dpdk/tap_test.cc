@@ -24,7 +24,8 @@
 #include <rte_mbuf.h>
 
 #include "affine/runtime.hh"
-#include "drivers/dpdk/attach.hh"
+#include "drivers/attach.hh"
+#include "drivers/dpdk/port.hh"
 #include "tests/drivers/dpdk/collect_sink.hh"
 #include "tests/drivers/dpdk/dpdk_fixture.hh"
 #include "tests/drivers/dpdk/netns.hh"

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "affine/net_backend.hh"
+#include "drivers/net_backend.hh"
 #include "tests/drivers/uring/uring_fixture.hh"
 #include "tests/net/wait_any_cases.hh"
 

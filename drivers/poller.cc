@@ -1,4 +1,4 @@
-#include "drivers/dpdk/poller.hh"
+#include "drivers/poller.hh"
 
 #include <rte_mbuf.h>
 #include <sys/epoll.h>
@@ -8,7 +8,7 @@
 
 #include "affine/log.hh"
 
-namespace affine::drivers::dpdk {
+namespace affine::drivers {
 
 namespace {
 
@@ -120,4 +120,4 @@ void rx_poller::exit_interrupt_mode() {
   port_.rx_interrupt_drain(epoll_fd_);
 }
 
-}  // namespace affine::drivers::dpdk
+}  // namespace affine::drivers

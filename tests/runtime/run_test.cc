@@ -88,5 +88,31 @@ TEST(affine_run, SocketApiWorksOnKernelSocketsByDefault) {
   EXPECT_EQ(code, 0);
 }
 
+// The socket calls take std::chrono deadlines (include/affine/time.hh): a
+// read with nothing to read and an accept with nobody connecting give up
+// with timed_out after the duration, not before; a time point works too.
+TEST(affine_run, SocketCallsTakeChronoDeadlines) {
+  using namespace std::chrono_literals;
+  const int code = run_with({"--set", "reactor.cores=1"}, [](auto) {
+    auto l = net::listen({.local = {net::loopback, 0}});
+    if (!l) return 10;
+    std::uint64_t t0 = now_ns();
+    auto none = l->accept(20ms);
+    if (none || none.error() != std::errc::timed_out || now_ns() - t0 < 20'000'000) return 11;
+    auto c = net::connect(l->local(), 5s);
+    if (!c) return 12;
+    auto s = l->accept(clock::now() + 5s);
+    if (!s) return 13;
+    std::array<std::byte, 8> buf{};
+    t0 = now_ns();
+    auto n = s->read(buf, 20ms);
+    if (n || n.error() != std::errc::timed_out || now_ns() - t0 < 20'000'000) return 14;
+    if (!c->write(std::span(buf).first(3), 5s)) return 15;
+    n = s->read(buf, clock::now() + 5s);
+    return n && *n == 3 ? 0 : 16;
+  });
+  EXPECT_EQ(code, 0);
+}
+
 }  // namespace
 }  // namespace affine

@@ -52,7 +52,7 @@ void stack::process(unsigned core, std::span<rte_mbuf*> pkts, int queue, std::ui
 }
 
 void stack::frame_in(per_core& pc, rte_mbuf* m, std::uint64_t now) {
-  if (m->nb_segs != 1) {  // one frame, one mbuf (drivers/dpdk/eal.hh packet_pool): a chain is not ours to parse
+  if (m->nb_segs != 1) {  // one frame, one mbuf (every packet pool holds a whole frame): a chain is not ours to parse
     pc.counters.count(layer::ethernet, parse_error::unsupported);
     return;
   }

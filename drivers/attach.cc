@@ -1,4 +1,4 @@
-#include "drivers/dpdk/attach.hh"
+#include "drivers/attach.hh"
 
 #include <optional>
 
@@ -6,7 +6,7 @@
 
 #include "affine/log.hh"
 
-namespace affine::drivers::dpdk {
+namespace affine::drivers {
 
 namespace {
 
@@ -71,4 +71,4 @@ port_attachment::~port_attachment() {
   for (unsigned r = 0; r < pollers_.size(); ++r) rt_.remove_poller(r, pollers_[r].get());
 }
 
-}  // namespace affine::drivers::dpdk
+}  // namespace affine::drivers

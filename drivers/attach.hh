@@ -14,10 +14,10 @@
 
 #include "affine/runtime.hh"
 #include "affine/topology.hh"
-#include "drivers/dpdk/poller.hh"
-#include "drivers/dpdk/port.hh"
+#include "drivers/poller.hh"
+#include "drivers/port.hh"
 
-namespace affine::drivers::dpdk {
+namespace affine::drivers {
 
 struct attach_options {
   // Let idle reactors sleep on the port's RX interrupts where it has them.
@@ -68,4 +68,4 @@ std::expected<std::unique_ptr<port_attachment>, std::string> attach(runtime& rt,
                                                                     std::span<const rxq_assignment> plan,
                                                                     packet_sink& sink, attach_options opts = {});
 
-}  // namespace affine::drivers::dpdk
+}  // namespace affine::drivers

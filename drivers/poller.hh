@@ -1,5 +1,5 @@
 #pragma once
-// The per-core side of a DPDK port: an RX poller that owns some RX queues
+// The per-core side of a port (drivers/port.hh): an RX poller that owns some RX queues
 // and hands their packets to the stack (the "interrupt" of this system,
 // DESIGN.md section 4), and the core's TX batch, flushed once per loop turn.
 
@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "affine/poller.hh"
-#include "drivers/dpdk/port.hh"
+#include "drivers/port.hh"
 
-namespace affine::drivers::dpdk {
+namespace affine::drivers {
 
 // Where received packets go. Runs on the reactor of `core`, in the RX path:
 // never blocks, never runs user code. Takes ownership of the packets, which
@@ -108,4 +108,4 @@ class rx_poller final : public poller {
   counters counts_;
 };
 
-}  // namespace affine::drivers::dpdk
+}  // namespace affine::drivers
