@@ -44,12 +44,12 @@ check "affine.pc" test -f "$lib/pkgconfig/affine.pc"
 check "the public headers, and only those" diff <(cd "$src/include/affine" && ls ./*.hh | sed 's|^\./||' | sort) \
   <(cd "$root/include/affine" && find . -type f | sed 's|^\./||' | sort)
 
-# The scratch tree as the prefix affine.pc names (what --define-prefix does):
-# the .pc's paths all follow from its prefix.
-sed -i "s|^prefix=.*|prefix=$root|" "$lib/pkgconfig/affine.pc"
+# affine.pc is relocatable (its prefix is ${pcfiledir}/../../..): used where
+# it lies in the scratch tree, as a user would after a --destdir install.
 export PKG_CONFIG_PATH=$lib/pkgconfig
 export LD_LIBRARY_PATH=$lib
 cflags=$(pkg-config --cflags affine) || fail "pkg-config --cflags affine"
+check "pkg-config --cflags affine points into the install" bash -c "echo '$cflags' | grep -q -- '-I$root/include\|-I$lib/pkgconfig/../../../include'"
 # Only what the public headers need: affine's include directory and fmt's.
 check "pkg-config --cflags affine names no private package's flags" bash -c "! echo '$cflags' | grep -q -e dpdk -e rte_config -e march -e TOML"
 # Each public header alone, against the installed tree only (-nostdinc++ is
