@@ -15,25 +15,24 @@
 #include <array>
 #include <mutex>
 
-#include "reactor/core.hh"
-#include "reactor/runtime_state.hh"
+#include "reactor/here.hh"
 #include "stack/per_core.hh"
 #include "stack/stack.hh"
 
 namespace affine::stack {
 
 policy::poll_exit stack::busy_poll(tcp_socket& s) {
-  detail::core_ctx* c = detail::this_core();
-  policy::policy_config cfg = c->rt->policy;
+  const unsigned core = detail::here::core();
+  policy::policy_config cfg = detail::here::policy();
   cfg.busy_poll_budget_ns = busy_poll_budget_ns(s);
-  per_core& pc = *cores_[c->index];
+  per_core& pc = *cores_[core];
   const int rx = s.rx_core.load(std::memory_order_relaxed);
   const bool known = rx >= 0 && unsigned(rx) < cores_.size();
   // Where RPS hands this flow to the reader's own core, the packets come
   // through that core's backlog ring: the reader drains it (it is on that
   // core, so it is the ring's one consumer). A flow whose packets reach
   // another core's backlog leaves nothing here to poll.
-  const bool backlog = known && rps_ && unsigned(rx) == c->index;
+  const bool backlog = known && rps_ && unsigned(rx) == core;
   if (!known || (attachment_->poller(unsigned(rx)).queues().empty() && !backlog)) {
     bump(pc.counters.busy_poll_exits[std::size_t(policy::poll_exit::off)]);
     return policy::poll_exit::off;
@@ -58,7 +57,7 @@ policy::poll_exit stack::busy_poll(tcp_socket& s) {
     }
     policy::busy_poll_state st;
     st.elapsed_ns = now - start;
-    st.others_runnable = c->rq.size();
+    st.others_runnable = detail::here::others_runnable();
     {
       std::lock_guard g(s.lock);
       st.data_ready = s.conn.readable() > 0 || s.conn.eof() || s.conn.state() == tcp::tcp_state::closed;
@@ -76,7 +75,7 @@ std::uint64_t stack::busy_poll_budget_ns(const tcp_socket& s) const {
   const int q = s.rx_queue.load(std::memory_order_relaxed);
   if (q >= 0 && std::size_t(q) < cfg_.busy_poll_budget_us.size() && cfg_.busy_poll_budget_us[std::size_t(q)] >= 0)
     return std::uint64_t(cfg_.busy_poll_budget_us[std::size_t(q)]) * 1000;
-  return detail::this_core()->rt->policy.busy_poll_budget_ns;
+  return detail::here::policy().busy_poll_budget_ns;
 }
 
 }  // namespace affine::stack

@@ -10,8 +10,7 @@
 #include <fmt/format.h>
 
 #include "affine/poller.hh"
-#include "reactor/core.hh"
-#include "reactor/runtime_state.hh"
+#include "reactor/here.hh"
 
 namespace affine::stack {
 
@@ -164,9 +163,8 @@ void rps::note_reader(std::uint32_t hash, unsigned core) noexcept {
 }
 
 std::size_t rps::steer(unsigned core, unsigned queue, std::span<rte_mbuf*> pkts) {
-  detail::core_ctx* c = detail::this_core();
-  const policy::sched_view view = detail::snapshot(*c);
-  const policy::policy_config& cfg = c->rt->policy;
+  const policy::sched_view view = detail::here::sched_view();
+  const policy::policy_config& cfg = detail::here::policy();
   const core_id rx = topo_of_[core];
   const policy::rps_mode mode = modes_[queue];
   core_counters& counts = *counters_[core];

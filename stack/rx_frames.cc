@@ -7,7 +7,7 @@
 #include <mutex>
 
 #include "affine/fiber.hh"
-#include "reactor/core.hh"
+#include "reactor/here.hh"
 #include "stack/per_core.hh"
 #include "stack/stack.hh"
 #include "stack/wire/arp.hh"
@@ -186,7 +186,7 @@ void stack::udp_in(per_core& pc, const ipv4_header& ip, std::span<const std::byt
     const bool queued = !s->closed && s->push({{ip.src}, u->src_port()}, u->payload());
     // A wakeup from the RX path is sync, as the kernel's sock_def_readable;
     // the placement policy decides whether that counts (seed 000).
-    if (queued) s->readers.notify_one(detail::this_core()->current == nullptr);
+    if (queued) s->readers.notify_one(!detail::here::in_fiber());
     s->lock.unlock();
     s->unref();
     if (!queued) pc.counters.count(drop::udp_queue_full);

@@ -6,9 +6,7 @@
 #include <mutex>
 
 #include "affine/fiber.hh"
-#include "reactor/core.hh"
-#include "reactor/fiber.hh"
-#include "reactor/runtime_state.hh"
+#include "reactor/here.hh"
 #include "stack/per_core.hh"
 #include "stack/stack.hh"
 #include "stack/wait_any.hh"
@@ -370,7 +368,7 @@ std::optional<std::uint16_t> stack::pick_local_port(std::uint32_t remote, std::u
 }
 
 std::expected<socket_ref, std::error_code> stack::connect(net::endpoint to, const net::stream_options& opts) {
-  const unsigned core = detail::this_core()->index;
+  const unsigned core = detail::here::core();
   const auto port = pick_local_port(to.addr.value, to.port, core);
   if (!port) return std::unexpected(err(std::errc::address_not_available));
   const std::uint64_t now = now_ns();

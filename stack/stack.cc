@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "affine/log.hh"
-#include "reactor/core.hh"
+#include "reactor/here.hh"
 #include "stack/per_core.hh"
 
 namespace affine::stack {
@@ -105,10 +105,10 @@ const core_counters& stack::counters(unsigned core) const { return cores_[core]-
 void stack::note_reader(const tcp_socket& s) {
   if (!rps_) return;
   const flow_tuple& t = s.conn.tuple();
-  rps_->note_reader(flow_hash(t.local_addr, t.local_port, t.remote_addr, t.remote_port), detail::this_core()->index);
+  rps_->note_reader(flow_hash(t.local_addr, t.local_port, t.remote_addr, t.remote_port), detail::here::core());
 }
 
-stack::per_core& stack::here() { return *cores_[detail::this_core()->index]; }
+stack::per_core& stack::here() { return *cores_[detail::here::core()]; }
 
 tcp::connection_config stack::connection_config(const net::stream_options& opts) const {
   tcp::connection_config c = cfg_.tcp;
@@ -132,7 +132,7 @@ stack::settled stack::settle(tcp_socket& s, std::uint64_t now) {
   // Whether the hint counts is the placement policy's decision: by default
   // it does not for the RX path (sched.rx_wakeup_sync, seed 000). A fiber
   // that settles a socket goes on running: its wakeups are not sync.
-  const bool sync = detail::this_core()->current == nullptr;
+  const bool sync = !detail::here::in_fiber();
   if (ev.has(event::readable) || ev.has(event::closed)) s.readers.notify_all(sync);
   if (ev.has(event::writable) || ev.has(event::connected) || ev.has(event::closed)) s.writers.notify_all(sync);
   if (s.parent != nullptr && (ev.has(event::connected) || ev.has(event::closed))) child_settled(s, ev);

@@ -10,9 +10,7 @@
 #include <mutex>
 
 #include "affine/fiber.hh"
-#include "reactor/core.hh"
-#include "reactor/fiber.hh"
-#include "reactor/runtime_state.hh"
+#include "reactor/here.hh"
 #include "stack/listen_socket.hh"
 #include "stack/tcp_socket.hh"
 #include "stack/udp_socket.hh"
@@ -125,15 +123,14 @@ class waiter_on_stack final : public net::detail::multi_waiter {
     std::size_t ready;
     for (;;) {
       ready = 0;
-      detail::fiber* self = detail::this_core()->current;
-      const std::uint32_t gen = detail::prepare_park();
+      const detail::here::parking p = detail::here::begin_park();
       bool now = false;
       for (watched& w : ws.all())
-        if (w.held() && (now = watch(w, self, gen))) break;
+        if (w.held() && (now = watch(w, p.self, p.generation))) break;
       if (now || now_ns() >= deadline) {
-        self->set_state(gen, detail::phase::running);  // not going to sleep after all
+        detail::here::stay(p);  // not going to sleep after all
       } else {
-        detail::park(gen, deadline);
+        detail::here::park(p, deadline);
       }
       for (std::size_t i = 0; i < entries.size(); ++i) {
         if (!ws[i].held()) continue;

@@ -1,0 +1,46 @@
+#pragma once
+// What code running on a reactor asks of the reactor about "here": the core
+// it runs on, whether a fiber runs or the reactor's own rungs (the RX path,
+// DESIGN.md section 4), the scheduler's policy and a snapshot of its load,
+// and the parking protocol a multi-socket wait uses. The one interface
+// stack/ reaches the reactor through (tests/layering/check.py): everything
+// else of the reactor's state stays behind it.
+//
+// Precondition of every call: on a reactor thread of a running runtime.
+
+#include <cstddef>
+#include <cstdint>
+
+#include "reactor/runtime_state.hh"
+
+namespace affine::detail::here {
+
+// The reactor index of the calling thread.
+inline unsigned core() { return this_core()->index; }
+
+// True while the reactor runs a fiber; false in its own rungs (RX path,
+// timers, inbox), where a wakeup is the "interrupt" of seed 004.
+inline bool in_fiber() { return this_core()->current != nullptr; }
+
+// How many fibers wait to run on this core, beside the caller (seed 001:
+// a busy poller gives way as soon as this is not zero).
+inline std::size_t others_runnable() { return this_core()->rq.size(); }
+
+// The scheduler's policy settings (seeds 000-004), fixed while it runs.
+inline const policy::policy_config& policy() { return this_core()->rt->policy; }
+
+// The scheduler's load on every core now, for a placement decision.
+inline policy::sched_view sched_view() { return snapshot(*this_core()); }
+
+// The parking protocol for a wait on several queues (runtime_state.hh):
+// begin(), link the fiber on its queues, then park() or, when something
+// was ready after all, stay().
+struct parking {
+  fiber* self;
+  std::uint32_t generation;
+};
+inline parking begin_park() { return {this_core()->current, prepare_park()}; }
+inline wake_reason park(const parking& p, std::uint64_t deadline_ns) { return detail::park(p.generation, deadline_ns); }
+inline void stay(const parking& p) { p.self->set_state(p.generation, phase::running); }
+
+}  // namespace affine::detail::here
