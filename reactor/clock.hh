@@ -70,6 +70,14 @@ class tsc_clock {
 
   [[gnu::noinline]] static std::uint64_t monotonic_ns() noexcept;
 
+  // One (counter, CLOCK_MONOTONIC) pair: the counter read as the middle of
+  // the closest of 16 brackets around a clock read, and that bracket's
+  // width in ticks (the pair's error is at most half of it).
+  struct sample {
+    std::uint64_t tsc = 0, ns = 0, gap = ~0ULL;
+  };
+  static sample take_sample() noexcept;
+
  private:
   static std::uint64_t mul_q32(std::uint64_t ticks, std::uint64_t q32) noexcept {
     return std::uint64_t((unsigned __int128)ticks * q32 >> 32);
@@ -93,10 +101,6 @@ class tsc_clock {
     std::atomic<std::uint64_t> end_ns{0}, rate_q32{0};
     std::atomic<std::uint64_t> prev_end_tsc{0}, prev_end_ns{0}, prev_rate_q32{0};
   };
-  struct sample {
-    std::uint64_t tsc = 0, ns = 0, gap = ~0ULL;
-  };
-  static sample take_sample() noexcept;
 
   bool scaled_ = false;
   std::uint64_t ticks_per_us_ = 1;

@@ -90,21 +90,13 @@ struct readings {
 struct once_calibrated {
   std::uint64_t tsc0 = 0, ns0 = 0;
   double ns_per_tick = 0;
-  static std::pair<std::uint64_t, std::uint64_t> pair() {
-    std::uint64_t best = ~0ULL, tsc = 0, ns = 0;
-    for (int i = 0; i < 16; ++i) {
-      const std::uint64_t a = detail::cycles_ordered(), m = tsc_clock::monotonic_ns(), b = detail::cycles_ordered();
-      if (b - a < best) best = b - a, tsc = a + (b - a) / 2, ns = m;
-    }
-    return {tsc, ns};
-  }
   once_calibrated() {
-    const auto a = pair();
-    while (tsc_clock::monotonic_ns() - a.second < 5'000'000) {
+    const tsc_clock::sample a = tsc_clock::take_sample();
+    while (tsc_clock::monotonic_ns() - a.ns < 5'000'000) {
     }
-    const auto b = pair();
-    tsc0 = b.first, ns0 = b.second;
-    ns_per_tick = double(b.second - a.second) / double(b.first - a.first);
+    const tsc_clock::sample b = tsc_clock::take_sample();
+    tsc0 = b.tsc, ns0 = b.ns;
+    ns_per_tick = double(b.ns - a.ns) / double(b.tsc - a.tsc);
   }
   std::uint64_t at(std::uint64_t tsc) const { return ns0 + std::uint64_t(double(tsc - tsc0) * ns_per_tick); }
 };

@@ -21,7 +21,6 @@ namespace detail {
 struct fiber;
 }
 
-
 struct spawn_options {
   // Core (reactor index, 0..cores()-1) to start on; default: the spawning
   // fiber's core, or core 0 from outside the reactors.

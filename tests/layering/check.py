@@ -63,8 +63,7 @@ def main():
             m = INCLUDE.match(line)
             if m:
                 target = m.group(1)
-                own_app = room in ("apps/", "examples/") and target.startswith(rel.split("/")[0] + "/" + rel.split("/")[1] + "/")
-                if not own_app and not any(target == a or (a.endswith("/") and target.startswith(a)) for a in allowed):
+                if not any(target == a or (a.endswith("/") and target.startswith(a)) for a in allowed):
                     problems.append(f"{rel}:{n}: {room} may not include \"{target}\" (it may use {', '.join(RULES[room])})")
             for word in FORBIDDEN_TEXT.get(room, []):
                 if word in line:
