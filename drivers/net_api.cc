@@ -79,6 +79,25 @@ std::expected<void, std::error_code> tcp_stream::write(std::span<const std::byte
   return impl_->write(data, deadline_ns);
 }
 
+std::expected<std::span<const std::byte>, std::error_code> tcp_stream::read_view(deadline deadline_ns) {
+  if (!impl_) return not_open();
+  return impl_->read_view(deadline_ns);
+}
+
+void tcp_stream::consume(std::size_t n) {
+  if (impl_) impl_->consume(n);
+}
+
+std::expected<std::span<std::byte>, std::error_code> tcp_stream::write_view(deadline deadline_ns) {
+  if (!impl_) return not_open();
+  return impl_->write_view(deadline_ns);
+}
+
+std::expected<void, std::error_code> tcp_stream::commit(std::size_t n, deadline deadline_ns) {
+  if (!impl_) return not_open();
+  return impl_->commit(n, deadline_ns);
+}
+
 std::expected<void, std::error_code> tcp_stream::shutdown_write() {
   if (!impl_) return not_open();
   return impl_->shutdown_write();

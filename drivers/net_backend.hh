@@ -21,6 +21,11 @@ class stream_impl {
   virtual std::expected<std::size_t, std::error_code> read(std::span<std::byte> buf, std::uint64_t deadline_ns) = 0;
   // All of `data`.
   virtual std::expected<void, std::error_code> write(std::span<const std::byte> data, std::uint64_t deadline_ns) = 0;
+  // Zero-copy I/O (net.hh): each backend lends what it has.
+  virtual std::expected<std::span<const std::byte>, std::error_code> read_view(std::uint64_t deadline_ns) = 0;
+  virtual void consume(std::size_t n) = 0;
+  virtual std::expected<std::span<std::byte>, std::error_code> write_view(std::uint64_t deadline_ns) = 0;
+  virtual std::expected<void, std::error_code> commit(std::size_t n, std::uint64_t deadline_ns) = 0;
   virtual std::expected<void, std::error_code> shutdown_write() = 0;
   virtual void close() = 0;  // idempotent
   virtual void abort() = 0;

@@ -13,20 +13,21 @@ void completion::arm() {
   word_.store(idle_word, std::memory_order_relaxed);
 }
 
-bool completion::wait(std::uint64_t deadline_ns) {
-  if (done()) return true;
+wake_reason completion::wait(std::uint64_t deadline_ns, stop_mode stop) {
+  if (done()) return wake_reason::notified;
   const std::uint32_t gen = prepare_park();
   std::uint64_t expected = idle_word;
   const std::uint64_t waiting = std::uint64_t(gen) << 2 | waiting_bit;
   if (!word_.compare_exchange_strong(expected, waiting, std::memory_order_acq_rel)) {
     // Completed in between: do not sleep.
     fiber_->set_state(gen, phase::running);
-    return true;
+    return wake_reason::notified;
   }
-  if (park(gen, deadline_ns) == wake_reason::notified) return true;  // only complete() knows `gen`
-  // Timed out: stop waiting, unless complete() got there first.
+  const wake_reason why = park(gen, deadline_ns, stop);
+  if (why == wake_reason::notified) return why;  // only complete() knows `gen`
+  // Timed out or stopped: stop waiting, unless complete() got there first.
   expected = waiting;
-  return !word_.compare_exchange_strong(expected, idle_word, std::memory_order_acq_rel);
+  return word_.compare_exchange_strong(expected, idle_word, std::memory_order_acq_rel) ? why : wake_reason::notified;
 }
 
 void completion::complete(std::int32_t result) {

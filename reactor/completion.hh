@@ -7,7 +7,7 @@
 //   completion c;
 //   c.arm();                       // before the operation can complete
 //   submit(op, &c);                // the poller will call c.complete(res)
-//   if (!c.wait(deadline)) { cancel(op); c.wait(no_deadline); }  // must not leave early:
+//   if (c.wait(deadline) != notified) { cancel(op); c.wait(no_deadline); }  // must not leave early:
 //                                  // the operation still refers to our buffers
 //
 // complete() may run on any core, before or after wait() starts. One atomic
@@ -19,18 +19,18 @@
 #include <cstdint>
 
 #include "affine/sync.hh"
+#include "reactor/fiber.hh"
 
 namespace affine::detail {
-
-struct fiber;
 
 class completion {
  public:
   // Precondition: in a fiber. Resets the state and registers the caller.
   void arm();
-  // Precondition: armed by the calling fiber. True once completed; false if
-  // the deadline passed first (the completion may still come: wait again).
-  bool wait(std::uint64_t deadline_ns);
+  // Precondition: armed by the calling fiber. notified once completed;
+  // timeout if the deadline passed first, canceled if (stop_mode::cancel) a
+  // stop request came first: the completion may still come, wait again.
+  wake_reason wait(std::uint64_t deadline_ns, stop_mode stop = stop_mode::ignore);
   // Any thread, once per arm(): records the result and wakes the fiber.
   void complete(std::int32_t result);
 

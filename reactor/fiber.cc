@@ -4,44 +4,52 @@
 #include <cassert>
 #include <semaphore>
 #include <stdexcept>
+#include <string>
+
+#include "affine/log.hh"
 
 #include "reactor/cycles.hh"
 #include "reactor/runtime_state.hh"
 
 namespace affine {
 
-fiber_handle spawn(std::move_only_function<void()> fn, spawn_options opts) {
+std::expected<fiber_handle, std::error_code> spawn(std::move_only_function<void()> fn, spawn_options opts) {
   detail::runtime_state* rt = detail::current_runtime();
-  if (rt == nullptr) throw std::logic_error("affine::spawn: no runtime is running");
+  if (rt == nullptr) return std::unexpected(std::make_error_code(std::errc::operation_not_permitted));
   detail::core_ctx* here = detail::this_core();
   const bool on_reactor = here != nullptr && here->rt == rt;
   const unsigned core = opts.core.value_or(on_reactor ? here->index : 0);
-  if (core >= rt->cores.size())
-    throw std::out_of_range("affine::spawn: core " + std::to_string(core) + " is not a reactor core");
-
-  if (on_reactor) {
-    detail::fiber* f = detail::create_fiber(*rt, core, std::move(fn), opts.pinned);
-    ++here->c.fibers_spawned;
-    detail::enqueue(f, core);
-    return fiber_handle(f);
-  }
-  // From outside the reactors: the target reactor creates the fiber (stack
-  // lists are per core) while this thread waits.
+  if (core >= rt->cores.size()) return std::unexpected(std::make_error_code(std::errc::invalid_argument));
+  // The spawner's token, unless the options name one.
+  std::stop_token stop = opts.stop ? std::move(*opts.stop)
+                         : on_reactor && here->current != nullptr ? here->current->stop
+                                                                  : std::stop_token{};
+  std::string why;
   detail::fiber* f = nullptr;
-  std::exception_ptr error;
-  std::binary_semaphore done(0);
-  detail::post(*rt, core, [&] {
-    try {
-      f = detail::create_fiber(*rt, core, std::move(fn), opts.pinned);
-      ++detail::this_core()->c.fibers_spawned;
+  if (on_reactor) {
+    f = detail::create_fiber(*rt, core, fn, opts.pinned, std::move(stop), &why);
+    if (f != nullptr) {
+      ++here->c.fibers_spawned;
       detail::enqueue(f, core);
-    } catch (...) {
-      error = std::current_exception();
     }
-    done.release();
-  });
-  done.acquire();
-  if (error) std::rethrow_exception(error);
+  } else {
+    // From outside the reactors: the target reactor creates the fiber (stack
+    // lists are per core) while this thread waits.
+    std::binary_semaphore done(0);
+    detail::post(*rt, core, [&] {
+      f = detail::create_fiber(*rt, core, fn, opts.pinned, std::move(stop), &why);
+      if (f != nullptr) {
+        ++detail::this_core()->c.fibers_spawned;
+        detail::enqueue(f, core);
+      }
+      done.release();
+    });
+    done.acquire();
+  }
+  if (f == nullptr) {
+    AFFINE_LOG_WARN("affine::spawn: no stack for a fiber: {}", why);
+    return std::unexpected(std::make_error_code(std::errc::not_enough_memory));
+  }
   return fiber_handle(f);
 }
 
@@ -57,21 +65,35 @@ fiber_handle::~fiber_handle() {
   if (f_ != nullptr) detach();
 }
 
-void fiber_handle::join() {
+std::expected<void, std::error_code> fiber_handle::join(stop_mode stop) {
   assert(f_ != nullptr && this_fiber::in_fiber());
-  detail::fiber* f = std::exchange(f_, nullptr);
+  detail::fiber* f = f_;
   f->join_lock.lock();
   if (f->finished) {
     f->join_lock.unlock();
   } else {
-    f->joiners.wait(f->join_lock);
+    // Woken only by its end (finish_fiber notifies under join_lock), or not at all.
+    const wait_result r = f->joiners.wait(f->join_lock, no_deadline, stop);
+    if (r != wait_result::notified) return std::unexpected(error_of(r));
   }
+  f_ = nullptr;
   std::exception_ptr error = f->error;
   detail::release_fiber(f);
   if (error) std::rethrow_exception(error);
+  return {};
 }
 
 void fiber_handle::detach() { detail::release_fiber(std::exchange(f_, nullptr)); }
+
+namespace detail {
+
+void run_pinned_on(unsigned core, std::move_only_function<void()> fn) {
+  auto f = spawn(std::move(fn), {.core = core, .pinned = true, .stop = std::stop_token{}});
+  if (!f) throw std::system_error(f.error(), "affine::submit_to");
+  f->join(stop_mode::ignore);  // fn refers to the caller's frame: wait for its end
+}
+
+}  // namespace detail
 
 namespace this_fiber {
 
@@ -115,13 +137,35 @@ void migrate(unsigned core) {
   detail::switch_to_reactor(c->current);
 }
 
-void sleep_until(deadline deadline_ns) {
+std::expected<void, std::error_code> sleep_until(deadline deadline_ns) {
+  if (stop_requested()) return std::unexpected(std::make_error_code(std::errc::operation_canceled));
   if (deadline_ns <= now_ns()) {
     yield();
-    return;
+    return {};
   }
-  detail::park(detail::prepare_park(), deadline_ns);
+  if (detail::park(detail::prepare_park(), deadline_ns, stop_mode::cancel) == detail::wake_reason::canceled)
+    return std::unexpected(std::make_error_code(std::errc::operation_canceled));
+  return {};
 }
+
+std::stop_token stop_token() {
+  assert(in_fiber());
+  return detail::this_core()->current->stop;
+}
+
+bool stop_requested() {
+  detail::core_ctx* c = detail::this_core();
+  return c != nullptr && c->current != nullptr && c->current->stop.stop_requested();
+}
+
+stop_scope::stop_scope(std::stop_token token) {
+  assert(in_fiber());
+  detail::fiber* self = detail::this_core()->current;
+  outer_ = self->stop;
+  self->follow(std::move(token));
+}
+
+stop_scope::~stop_scope() { detail::this_core()->current->follow(std::move(outer_)); }
 
 }  // namespace this_fiber
 

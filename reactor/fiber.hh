@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <optional>
+#include <stop_token>
 
 #include <boost/context/fiber.hpp>
 
@@ -27,7 +29,8 @@ struct stack_header {
   std::atomic<std::uint32_t> state{0};
 };
 
-// The state word: generation << 3 | timed_out << 2 | phase.
+// The state word: generation << 4 | why << 2 | phase, `why` the
+// wake_reason of the last wake (notified, timeout, canceled).
 //
 // Parking is two steps so that a fiber can register on wait queues (under
 // their locks) before it is off its core: `parking` first; a waker that finds
@@ -38,11 +41,13 @@ struct stack_header {
 // waker (a timer, a notifier that lost a race) can never wake a later park.
 enum class phase : std::uint32_t { running = 0, parking = 1, parked = 2, runnable = 3 };
 inline constexpr std::uint32_t phase_mask = 3;
-inline constexpr std::uint32_t timed_out_bit = 4;
-inline constexpr unsigned generation_shift = 3;
+inline constexpr unsigned reason_shift = 2;
+inline constexpr std::uint32_t reason_mask = 3u << reason_shift;
+inline constexpr unsigned generation_shift = 4;
 
-// Why a parked fiber was woken.
-enum class wake_reason : std::uint8_t { notified, timeout };
+// Why a parked fiber was woken: a notifier, its deadline, or a stop request
+// on its stop token (a cancellable park only; see park_cancellable).
+enum class wake_reason : std::uint8_t { notified = 0, timeout = 1, canceled = 2 };
 
 inline constexpr unsigned fls_slots = 8;
 
@@ -69,6 +74,27 @@ struct fiber : inbox_node {
   std::exception_ptr error;
 
   void* fls[fls_slots] = {};
+
+  // Cancellation (this_fiber::stop_token): the token the fiber's blocking
+  // calls follow, and, while it can be stopped, a callback on it that wakes
+  // a cancellable park. Dekker between them, both sides seq_cst: the
+  // callback stores stop_seen, then reads cancel_park; a park stores
+  // cancel_park, then reads stop_seen. One of them sees the other.
+  struct stop_waker {
+    fiber* f;
+    void operator()() const noexcept;
+  };
+  std::stop_token stop;
+  std::optional<std::stop_callback<stop_waker>> on_stop;
+  std::atomic<bool> stop_seen{false};
+  std::atomic<std::uint64_t> cancel_park{0};  // generation << 1 | 1 while parked cancellably, else 0
+  // Follow `t` from now on (spawn, stop_scope). In the fiber itself.
+  void follow(std::stop_token t) {
+    on_stop.reset();  // waits for a callback running on another thread
+    stop_seen.store(false, std::memory_order_relaxed);
+    stop = std::move(t);
+    if (stop.stop_possible()) on_stop.emplace(stop, stop_waker{this});
+  }
 
   // Sanitizer bookkeeping for context switches (null when not built with one).
   void* tsan_fiber = nullptr;

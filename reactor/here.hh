@@ -40,7 +40,12 @@ struct parking {
   std::uint32_t generation;
 };
 inline parking begin_park() { return {this_core()->current, prepare_park()}; }
-inline wake_reason park(const parking& p, std::uint64_t deadline_ns) { return detail::park(p.generation, deadline_ns); }
+// Cancellable: a stop request on the fiber's token ends it (canceled).
+inline wake_reason park(const parking& p, std::uint64_t deadline_ns) {
+  return detail::park(p.generation, deadline_ns, stop_mode::cancel);
+}
+// The fiber's stop token has a stop request (this_fiber::stop_requested).
+inline bool stop_requested() { return this_core()->current->stop.stop_requested(); }
 inline void stay(const parking& p) { p.self->set_state(p.generation, phase::running); }
 
 }  // namespace affine::detail::here

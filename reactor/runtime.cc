@@ -10,6 +10,7 @@
 #include <cstring>
 #include <memory>
 #include <semaphore>
+#include <system_error>
 
 #include <fmt/format.h>
 
@@ -126,16 +127,20 @@ void runtime::run_blocking(std::move_only_function<void()> fn) {
   std::binary_semaphore done(0);
   std::exception_ptr error;
   detail::set_current_runtime(impl_->state.get());
-  spawn([&] {
+  auto f = spawn([&] {
     try {
       fn();
     } catch (...) {
       error = std::current_exception();
     }
     done.release();
-  }).detach();
-  done.acquire();
+  });
+  if (f) {
+    f->detach();
+    done.acquire();
+  }
   detail::set_current_runtime(nullptr);
+  if (!f) throw std::system_error(f.error(), "affine::runtime::run: the fiber could not be spawned");
   if (error) std::rethrow_exception(error);
 }
 
@@ -173,7 +178,8 @@ void runtime::remove_poller(unsigned core, poller* p) {
       remove();
       done->set();
     });
-    done->wait();
+    // Not cancellable: the caller frees the poller once this returns.
+    done->wait({}, stop_mode::ignore);
     return;
   }
   std::binary_semaphore done(0);

@@ -40,9 +40,13 @@ void set_current_runtime(runtime_state* rt) noexcept;
 // new generation in phase `parking` and returns it; the caller registers the
 // fiber wherever wakers will find it, releases its locks, then calls park,
 // which suspends until woken (at once if a waker came in between). With a
-// deadline a timer on this core wakes it with wake_reason::timeout.
+// deadline a timer on this core wakes it with wake_reason::timeout. With
+// stop_mode::cancel a stop request on the fiber's token wakes it with
+// wake_reason::canceled (at once if one came before): the public blocking
+// calls park so; waits that must complete (a lock, an operation still
+// using the caller's buffers) keep the default.
 std::uint32_t prepare_park();
-wake_reason park(std::uint32_t generation, std::uint64_t deadline_ns);
+wake_reason park(std::uint32_t generation, std::uint64_t deadline_ns, stop_mode stop = stop_mode::ignore);
 // Make the fiber runnable if it is still parking or parked in `generation`;
 // false when someone else already woke it, or it moved on. `header` is the
 // fiber's stack header (stable even if the fiber ended); `f` is read only
@@ -82,7 +86,9 @@ policy::sched_view snapshot(core_ctx& c);
 void reactor_main(core_ctx& c);
 
 // Switching (switch.cc).
-fiber* create_fiber(runtime_state& rt, unsigned core, std::move_only_function<void()> fn, bool pinned);
+// Null when no stack can be had (`why` says why); `fn` is then left as it was.
+fiber* create_fiber(runtime_state& rt, unsigned core, std::move_only_function<void()>& fn, bool pinned,
+                    std::stop_token stop, std::string* why);
 void run_fiber(core_ctx& c, fiber* f);  // reactor side: resume f until it switches back
 void switch_to_reactor(fiber* self);     // fiber side
 void release_fiber(fiber* f);            // drop one reference; frees the stack at zero

@@ -7,7 +7,7 @@
 // whatever core that is.
 
 #include <new>
-#include <system_error>
+#include <string>
 
 #include "reactor/cycles.hh"
 #include "reactor/runtime_state.hh"
@@ -40,12 +40,15 @@ boost::context::fiber fiber_main(fiber* self, boost::context::fiber&& reactor) {
   self->caller = std::move(reactor);
   core_ctx* c = this_core();
   san::finish_switch(nullptr, &c->asan_stack_bottom, &c->asan_stack_size);
+  self->follow(std::move(self->stop));  // on its own stack: the callback registers here
   try {
     self->entry();
   } catch (...) {
     self->error = std::current_exception();
   }
   self->entry = nullptr;
+  self->on_stop.reset();
+  self->stop = {};
   finish_fiber(self);
   c = this_core();  // may have migrated since entry
   // The end starts a new generation: no waker holds it.
@@ -57,12 +60,11 @@ boost::context::fiber fiber_main(fiber* self, boost::context::fiber&& reactor) {
 
 }  // namespace
 
-fiber* create_fiber(runtime_state& rt, unsigned core, std::move_only_function<void()> fn,
-                    bool pinned) {
+fiber* create_fiber(runtime_state& rt, unsigned core, std::move_only_function<void()>& fn, bool pinned,
+                    std::stop_token stop, std::string* why) {
   // Precondition: on a reactor thread of `rt` (the stack lists are per core).
-  std::string why;
-  stack_span s = rt.stacks.take(this_core()->index, &why);
-  if (s.base == nullptr) throw std::system_error(std::make_error_code(std::errc::not_enough_memory), why);
+  stack_span s = rt.stacks.take(this_core()->index, why);
+  if (s.base == nullptr) return nullptr;
 
   // Top of the stack: the header, then the control block, then boost's record.
   std::byte* top = s.top();
@@ -76,6 +78,7 @@ fiber* create_fiber(runtime_state& rt, unsigned core, std::move_only_function<vo
   f->header = header;
   f->stack = s;
   f->entry = std::move(fn);
+  f->stop = std::move(stop);
   f->pinned = pinned;
   f->home_core = core;
   f->last_core = core;

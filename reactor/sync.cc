@@ -23,7 +23,21 @@ detail::fiber* self() {
   return c->current;
 }
 
-// After a timeout, take the waiter off its queue if no notifier did.
+wait_result result_of(detail::wake_reason r) {
+  switch (r) {
+    case detail::wake_reason::notified: return wait_result::notified;
+    case detail::wake_reason::timeout: return wait_result::timed_out;
+    case detail::wake_reason::canceled: return wait_result::canceled;
+  }
+  return wait_result::timed_out;
+}
+
+std::expected<void, std::error_code> as_expected(wait_result r) {
+  if (r == wait_result::notified) return {};
+  return std::unexpected(error_of(r));
+}
+
+// After a timeout or a stop, take the waiter off its queue if no notifier did.
 void unlink_if_linked(spinlock& lock, wait_queue& q, wait_queue::waiter& w) {
   lock.lock();
   if (w.linked) q.unlink(w);
@@ -31,6 +45,15 @@ void unlink_if_linked(spinlock& lock, wait_queue& q, wait_queue::waiter& w) {
 }
 
 }  // namespace
+
+std::error_code error_of(wait_result r) {
+  switch (r) {
+    case wait_result::notified: return {};
+    case wait_result::timed_out: return std::make_error_code(std::errc::timed_out);
+    case wait_result::canceled: return std::make_error_code(std::errc::operation_canceled);
+  }
+  return {};
+}
 
 void wait_queue::link(waiter& w) {
   w.next = nullptr;
@@ -47,15 +70,15 @@ void wait_queue::unlink(waiter& w) {
   w.linked = false;
 }
 
-bool wait_queue::wait(spinlock& held, deadline deadline_ns) {
+wait_result wait_queue::wait(spinlock& held, deadline deadline_ns, stop_mode stop) {
   waiter w;
   w.f = self();
   w.generation = detail::prepare_park();
   link(w);
   held.unlock();
-  if (detail::park(w.generation, deadline_ns) == detail::wake_reason::notified) return true;
-  unlink_if_linked(held, *this, w);
-  return false;
+  const wait_result r = result_of(detail::park(w.generation, deadline_ns, stop));
+  if (r != wait_result::notified) unlink_if_linked(held, *this, w);
+  return r;
 }
 
 bool wait_queue::notify_one(bool sync) {
@@ -79,7 +102,15 @@ std::size_t wait_queue::notify_all(bool sync) {
 
 // ---- mutex ------------------------------------------------------------------
 
-void mutex::lock() { lock_until(no_deadline); }
+void mutex::lock() {
+  lock_.lock();
+  if (!held_) {
+    held_ = true;
+    lock_.unlock();
+    return;
+  }
+  waiters_.wait(lock_, no_deadline, stop_mode::ignore);  // woken = ownership handed over
+}
 
 bool mutex::try_lock() {
   lock_.lock();
@@ -89,14 +120,14 @@ bool mutex::try_lock() {
   return got;
 }
 
-bool mutex::lock_until(deadline deadline_ns) {
+std::expected<void, std::error_code> mutex::lock_until(deadline deadline_ns) {
   lock_.lock();
   if (!held_) {
     held_ = true;
     lock_.unlock();
-    return true;
+    return {};
   }
-  return waiters_.wait(lock_, deadline_ns);  // notified = ownership handed over
+  return as_expected(waiters_.wait(lock_, deadline_ns));  // notified = ownership handed over
 }
 
 void mutex::unlock() {
@@ -108,7 +139,7 @@ void mutex::unlock() {
 
 // ---- condition variable -------------------------------------------------------
 
-bool condition_variable::wait(mutex& m, deadline deadline_ns) {
+std::expected<void, std::error_code> condition_variable::wait(mutex& m, deadline deadline_ns) {
   wait_queue::waiter w;
   w.f = self();
   lock_.lock();
@@ -116,10 +147,10 @@ bool condition_variable::wait(mutex& m, deadline deadline_ns) {
   waiters_.link(w);
   m.unlock();  // after linking: a notify after this unlock finds us
   lock_.unlock();
-  const bool notified = detail::park(w.generation, deadline_ns) == detail::wake_reason::notified;
-  if (!notified) unlink_if_linked(lock_, waiters_, w);
+  const wait_result r = result_of(detail::park(w.generation, deadline_ns, stop_mode::cancel));
+  if (r != wait_result::notified) unlink_if_linked(lock_, waiters_, w);
   m.lock();
-  return notified;
+  return as_expected(r);
 }
 
 void condition_variable::notify_one() {
@@ -136,14 +167,14 @@ void condition_variable::notify_all() {
 
 // ---- semaphore ------------------------------------------------------------------
 
-bool semaphore::acquire(deadline deadline_ns) {
+std::expected<void, std::error_code> semaphore::acquire(deadline deadline_ns) {
   lock_.lock();
   if (count_ > 0) {
     --count_;
     lock_.unlock();
-    return true;
+    return {};
   }
-  return waiters_.wait(lock_, deadline_ns);  // notified = a unit handed over
+  return as_expected(waiters_.wait(lock_, deadline_ns));  // notified = a unit handed over
 }
 
 bool semaphore::try_acquire() {
@@ -178,17 +209,18 @@ void event::set() {
   lock_.unlock();
 }
 
-bool event::wait(deadline deadline_ns) {
+std::expected<void, std::error_code> event::wait(deadline deadline_ns, stop_mode stop) {
   lock_.lock();
   if (is_set()) {
     lock_.unlock();
-    return true;
+    return {};
   }
-  waiters_.wait(lock_, deadline_ns);
-  return is_set();
+  const wait_result r = waiters_.wait(lock_, deadline_ns, stop);
+  if (is_set()) return {};
+  return as_expected(r == wait_result::notified ? wait_result::timed_out : r);
 }
 
-std::optional<std::size_t> wait_any(std::span<event* const> events, deadline deadline_ns) {
+std::expected<std::size_t, std::error_code> wait_any(std::span<event* const> events, deadline deadline_ns) {
   const std::size_t n = events.size();
   wait_queue::waiter local[8];
   std::unique_ptr<wait_queue::waiter[]> heap;
@@ -212,17 +244,18 @@ std::optional<std::size_t> wait_any(std::span<event* const> events, deadline dea
     e.waiters_.link(w[linked]);
     e.lock_.unlock();
   }
+  wait_result r = wait_result::timed_out;
   if (already) {
     // Not going to sleep: leave the parking generation as running.
     me->set_state(gen, detail::phase::running);
   } else {
-    detail::park(gen, deadline_ns);
+    r = result_of(detail::park(gen, deadline_ns, stop_mode::cancel));
   }
   for (std::size_t i = 0; i < linked; ++i)
     unlink_if_linked(events[i]->lock_, events[i]->waiters_, w[i]);
   for (std::size_t i = 0; i < n; ++i)
     if (events[i]->is_set()) return i;
-  return std::nullopt;
+  return std::unexpected(error_of(r == wait_result::canceled ? r : wait_result::timed_out));
 }
 
 }  // namespace affine

@@ -88,7 +88,7 @@ std::uint32_t prepare_park() {
   return gen;
 }
 
-wake_reason park(std::uint32_t generation, std::uint64_t deadline_ns) {
+wake_reason park(std::uint32_t generation, std::uint64_t deadline_ns, stop_mode stop) {
   core_ctx* c = this_core();
   fiber* self = c->current;
   fiber_timer* t = nullptr;
@@ -101,19 +101,33 @@ wake_reason park(std::uint32_t generation, std::uint64_t deadline_ns) {
     t->refs = 2;
     c->timers.arm(t->tm, deadline_ns);
   }
+  const bool cancellable = stop == stop_mode::cancel && self->on_stop.has_value();
+  if (cancellable) {
+    self->cancel_park.store(std::uint64_t(generation) << 1 | 1, std::memory_order_seq_cst);
+    if (self->stop_seen.load(std::memory_order_seq_cst))
+      try_wake(self->header, self, generation, wake_reason::canceled, policy::waker_kind::fiber);
+  }
   // A waker may have come between prepare_park and here: then there is
   // nothing to wait for.
   std::uint32_t s = self->state();
   if ((s & phase_mask) != std::uint32_t(phase::runnable)) switch_to_reactor(self);
+  if (cancellable) self->cancel_park.store(0, std::memory_order_relaxed);
   s = self->state();
   self->set_state(generation, phase::running);
   if (t != nullptr) release_timer(t);
-  return (s & timed_out_bit) != 0 ? wake_reason::timeout : wake_reason::notified;
+  return wake_reason((s & reason_mask) >> reason_shift);
+}
+
+void fiber::stop_waker::operator()() const noexcept {
+  f->stop_seen.store(true, std::memory_order_seq_cst);
+  const std::uint64_t p = f->cancel_park.load(std::memory_order_seq_cst);
+  if ((p & 1) != 0)
+    try_wake(f->header, f, std::uint32_t(p >> 1), wake_reason::canceled, current_waker_kind());
 }
 
 bool try_wake(stack_header* header, fiber* f, std::uint32_t generation, wake_reason why,
               policy::waker_kind kind, bool sync) {
-  const std::uint32_t reason = why == wake_reason::timeout ? timed_out_bit : 0;
+  const std::uint32_t reason = std::uint32_t(why) << reason_shift;
   const std::uint32_t woken = generation << generation_shift | reason | std::uint32_t(phase::runnable);
   std::uint32_t s = header->state.load(std::memory_order_acquire);
   for (;;) {

@@ -13,6 +13,7 @@
 #include "affine/stats.hh"
 #include "drivers/uring/install.hh"
 #include "reactor/from_config.hh"
+#include "runtime/signal_stop.hh"
 #include "runtime/stack_ports.hh"
 
 namespace affine {
@@ -26,16 +27,21 @@ class stats_line {
  public:
   stats_line(runtime& rt, const detail::running_stacks& stacks, std::uint64_t interval_ms) {
     if (interval_ms == 0) return;
-    fiber_ = spawn([this, &rt, &stacks, interval_ms] {
-      while (!stop_.wait(now_ns() + interval_ms * 1'000'000)) {
-        for (unsigned c = 0; c < rt.cores(); ++c) AFFINE_LOG_INFO("stats {}", format_counters(c, rt.counters(c)));
-        stacks.log_stats();
-      }
-    });
+    // Its own (no) stop token: it logs until this object goes.
+    auto f = spawn(
+        [this, &rt, &stacks, interval_ms] {
+          while (!stop_.wait(now_ns() + interval_ms * 1'000'000)) {
+            for (unsigned c = 0; c < rt.cores(); ++c) AFFINE_LOG_INFO("stats {}", format_counters(c, rt.counters(c)));
+            stacks.log_stats();
+          }
+        },
+        {.stop = std::stop_token{}});
+    if (!f) throw std::system_error(f.error(), "affine: the stats fiber");
+    fiber_ = std::move(*f);
   }
   ~stats_line() {
     stop_.set();
-    if (fiber_.joinable()) fiber_.join();
+    if (fiber_.joinable()) fiber_.join(stop_mode::ignore);
   }
   stats_line(const stats_line&) = delete;
   stats_line& operator=(const stats_line&) = delete;
@@ -43,6 +49,32 @@ class stats_line {
  private:
   event stop_;
   fiber_handle fiber_;
+};
+
+// When the main fiber is done (returned or threw): the fibers it left
+// running are told to stop (a stop request on the token they inherited)
+// and waited for, up to 10 s, so that none outlives the stacks and
+// backends they use. Counted against the fibers alive when it began.
+class leftover_fibers {
+ public:
+  leftover_fibers(runtime& rt, detail::signal_stop& signals)
+      : rt_(rt), signals_(signals), baseline_(rt.live_fibers()) {}
+  ~leftover_fibers() {
+    if (rt_.live_fibers() <= baseline_) return;
+    signals_.request_stop();
+    this_fiber::stop_scope wait_whatever_comes{std::stop_token{}};
+    const std::uint64_t until = now_ns() + 10'000'000'000;
+    while (rt_.live_fibers() > baseline_ && now_ns() < until) this_fiber::sleep_for(std::chrono::milliseconds(1));
+    if (const std::size_t left = rt_.live_fibers(); left > baseline_)
+      AFFINE_LOG_WARN("affine: {} fibers still running 10 s after the main fiber ended", left - baseline_);
+  }
+  leftover_fibers(const leftover_fibers&) = delete;
+  leftover_fibers& operator=(const leftover_fibers&) = delete;
+
+ private:
+  runtime& rt_;
+  detail::signal_stop& signals_;
+  std::size_t baseline_;
 };
 
 }  // namespace
@@ -77,6 +109,9 @@ int run(int argc, const char* const* argv, const config::schema& app, main_with_
     return 2;
   }
   const unsigned reactors = setup->options.cores.empty() ? topo->core_count() : unsigned(setup->options.cores.size());
+  // SIGINT, SIGTERM: a stop request on the main fiber's token. Blocked
+  // before any thread starts (DPDK's, the reactors), so none of them takes one.
+  detail::signal_stop signals;
   auto ports = detail::stack_ports::open(cfg, reactors);  // before the reactors: a bad port is exit code 2
   if (!ports) {
     fmt::print(stderr, "{}\n", ports.error());
@@ -92,6 +127,7 @@ int run(int argc, const char* const* argv, const config::schema& app, main_with_
   const std::uint64_t interval_ms = std::uint64_t(cfg.get_int("stats.interval_ms"));
   try {
     return (*rt)->run([&] {
+      this_fiber::stop_scope on_signals(signals.token());  // inherited by every fiber it spawns
       // The socket API's backend: the userspace stack on the first dpdk
       // port, else kernel sockets through io_uring (uring ports, or no port).
       auto net = drivers::uring::install();
@@ -99,7 +135,9 @@ int run(int argc, const char* const* argv, const config::schema& app, main_with_
       auto stacks = (*ports)->start(**rt, cfg);
       if (!stacks) throw std::runtime_error(stacks.error());
       stats_line stats(**rt, **stacks, interval_ms);
-      return main_fiber(cl->args, cl->config);  // then ~stats, ~stacks (backend unset first), ~net: also when it throws
+      leftover_fibers leftovers(**rt, signals);
+      // Then ~leftovers, ~stats, ~stacks (backend unset first), ~net: also when it throws.
+      return main_fiber(cl->args, cl->config);
     });
   } catch (const std::exception& e) {
     fmt::print(stderr, "affine: the main fiber threw: {}\n", e.what());

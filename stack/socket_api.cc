@@ -27,31 +27,53 @@ class stream final : public net::detail::stream_impl {
 
   std::expected<std::size_t, std::error_code> read(std::span<std::byte> buf, std::uint64_t deadline) override {
     if (!s_) return std::unexpected(err(std::errc::bad_file_descriptor));
-    bool polled = false;
+    return receive([&] { return s_->conn.recv(buf); }, !buf.empty(), deadline);
+  }
+
+  // The receive ring's bytes, lent where they lie until consume().
+  std::expected<std::span<const std::byte>, std::error_code> read_view(std::uint64_t deadline) override {
+    if (!s_) return std::unexpected(err(std::errc::bad_file_descriptor));
+    return receive([&] { return s_->conn.recv_view(); }, true, deadline, false);
+  }
+
+  void consume(std::size_t n) override {
+    if (s_ && n > 0) change([n](tcp::connection& c) { c.consume(n); });  // a window update may be due
+  }
+
+  // The send ring's free space, lent until commit(): the bytes are queued
+  // from where the caller put them.
+  std::expected<std::span<std::byte>, std::error_code> write_view(std::uint64_t deadline) override {
+    if (!s_) return std::unexpected(err(std::errc::bad_file_descriptor));
     for (;;) {
       s_->lock.lock();
-      st().note_reader(*s_);  // seed 003: RPS "flow"/"idle" follow the reader
-      auto r = s_->conn.recv(buf);
-      if (r && *r == 0 && !buf.empty() && !s_->conn.eof() && s_->conn.state() != tcp::tcp_state::closed) {
-        if (!polled && st().busy_poll_budget_ns(*s_) > 0) {
-          // Seed 001: poll the flow's RX queues for a while before sleeping.
-          s_->lock.unlock();
-          polled = true;
-          st().busy_poll(*s_);
-          continue;
-        }
-        if (now_ns() >= deadline) {
-          s_->lock.unlock();
-          return std::unexpected(err(std::errc::timed_out));
-        }
-        s_->readers.wait(s_->lock, deadline);
-        continue;
+      auto room = s_->conn.send_room();
+      if (!room || !room->empty()) {
+        lent_ = room ? *room : std::span<std::byte>{};
+        s_->lock.unlock();
+        return room;
       }
-      const auto what = st().settle(*s_, now_ns());  // a window update may be due
-      s_->lock.unlock();
-      st().finish(*s_, what);
-      return r;
+      if (now_ns() >= deadline) {
+        s_->lock.unlock();
+        return std::unexpected(err(std::errc::timed_out));
+      }
+      if (const wait_result w = s_->writers.wait(s_->lock, deadline); w == wait_result::canceled)
+        return std::unexpected(error_of(w));
     }
+  }
+
+  std::expected<void, std::error_code> commit(std::size_t n, std::uint64_t) override {
+    if (!s_) return std::unexpected(err(std::errc::bad_file_descriptor));
+    if (n > lent_.size()) return std::unexpected(err(std::errc::invalid_argument));
+    const std::span<const std::byte> bytes = lent_.first(n);
+    lent_ = {};
+    if (n == 0) return {};
+    s_->lock.lock();
+    auto taken = s_->conn.send(bytes);  // in place: no copy (the room is still the ring's free space)
+    const auto what = st().settle(*s_, now_ns());
+    s_->lock.unlock();
+    st().finish(*s_, what);
+    if (!taken) return std::unexpected(taken.error());
+    return {};
   }
 
   std::expected<void, std::error_code> write(std::span<const std::byte> data, std::uint64_t deadline) override {
@@ -76,8 +98,9 @@ class stream final : public net::detail::stream_impl {
           st().finish(*s_, what);
           return std::unexpected(err(std::errc::timed_out));
         }
-        s_->writers.wait(s_->lock, deadline);
+        const wait_result w = s_->writers.wait(s_->lock, deadline);
         st().finish(*s_, what);
+        if (w == wait_result::canceled) return std::unexpected(error_of(w));
         continue;
       }
       s_->lock.unlock();
@@ -140,6 +163,46 @@ class stream final : public net::detail::stream_impl {
  private:
   stack& st() const { return s_->owner(); }
 
+  static std::size_t size_of(std::size_t n) { return n; }
+  static std::size_t size_of(std::span<const std::byte> v) { return v.size(); }
+
+  // Takes what take() gives (under the lock), waiting while it is nothing
+  // and more may come (`want`: the caller asked for something). `changes`:
+  // take() changed the connection (bytes taken): settle it.
+  template <class Take>
+  auto receive(Take take, bool want, std::uint64_t deadline, bool changes = true) -> decltype(take()) {
+    bool polled = false;
+    for (;;) {
+      s_->lock.lock();
+      st().note_reader(*s_);  // seed 003: RPS "flow"/"idle" follow the reader
+      auto r = take();
+      if (r && size_of(*r) == 0 && want && !s_->conn.eof() && s_->conn.state() != tcp::tcp_state::closed) {
+        if (!polled && st().busy_poll_budget_ns(*s_) > 0) {
+          // Seed 001: poll the flow's RX queues for a while before sleeping.
+          s_->lock.unlock();
+          polled = true;
+          st().busy_poll(*s_);
+          continue;
+        }
+        if (now_ns() >= deadline) {
+          s_->lock.unlock();
+          return std::unexpected(err(std::errc::timed_out));
+        }
+        if (const wait_result w = s_->readers.wait(s_->lock, deadline); w == wait_result::canceled)
+          return std::unexpected(error_of(w));  // what came meanwhile stays for the next read
+        continue;
+      }
+      if (!changes) {
+        s_->lock.unlock();
+        return r;
+      }
+      const auto what = st().settle(*s_, now_ns());  // a window update may be due
+      s_->lock.unlock();
+      st().finish(*s_, what);
+      return r;
+    }
+  }
+
   template <class F>
   void change(F&& f) {
     s_->lock.lock();
@@ -150,6 +213,7 @@ class stream final : public net::detail::stream_impl {
   }
 
   socket_ref s_;
+  std::span<std::byte> lent_;  // write_view's room until commit()
 };
 
 class listener final : public net::detail::listener_impl {
@@ -169,7 +233,8 @@ class listener final : public net::detail::listener_impl {
         l_->lock.unlock();
         return std::unexpected(err(std::errc::timed_out));
       }
-      if (!l_->acceptors.wait(l_->lock, deadline)) return std::unexpected(err(std::errc::timed_out));
+      if (const wait_result w = l_->acceptors.wait(l_->lock, deadline); w != wait_result::notified)
+        return std::unexpected(error_of(w));
       l_->lock.lock();
     }
     socket_ref s(l_->ready.front());
@@ -222,7 +287,10 @@ class udp_handle final : public net::detail::udp_impl {
         u->unref();
         return std::unexpected(err(e));
       }
-      u->readers.wait(u->lock, deadline);
+      if (const wait_result w = u->readers.wait(u->lock, deadline); w == wait_result::canceled) {
+        u->unref();
+        return std::unexpected(error_of(w));
+      }
       u->lock.lock();
     }
     const auto got = u->pop(buf);
@@ -270,13 +338,15 @@ class stack_backend final : public net::detail::backend {
     socket_ref& sock = *s;
     sock->lock.lock();
     while (sock->conn.state() == tcp::tcp_state::syn_sent || sock->conn.state() == tcp::tcp_state::syn_received) {
-      if (now_ns() >= deadline || !sock->writers.wait(sock->lock, deadline)) {
+      const wait_result w = now_ns() >= deadline ? (sock->lock.unlock(), wait_result::timed_out)
+                                                 : sock->writers.wait(sock->lock, deadline);
+      if (w != wait_result::notified) {
         sock->lock.lock();
         sock->conn.abort();
         const auto what = st_.settle(*sock, now_ns());
         sock->lock.unlock();
         st_.finish(*sock, what);
-        return std::unexpected(err(std::errc::timed_out));
+        return std::unexpected(error_of(w));
       }
       sock->lock.lock();
     }

@@ -41,8 +41,13 @@ std::expected<std::unique_ptr<stack>, std::string> stack::create(runtime& rt, dr
         rt, cfg.rps, [s = st.get()](unsigned core, std::span<rte_mbuf*> pkts) { s->process(core, pkts); },
         std::move(counters));
   }
-  for (auto& pc : st->cores_)
-    pc->timer_fiber = spawn([s = st.get(), p = pc.get()] { s->timer_loop(*p); }, {.core = pc->index, .pinned = true});
+  for (auto& pc : st->cores_) {
+    // The stack's own fibers follow no stop token: they end with the stack.
+    auto f = spawn([s = st.get(), p = pc.get()] { s->timer_loop(*p); },
+                   {.core = pc->index, .pinned = true, .stop = std::stop_token{}});
+    if (!f) return std::unexpected(fmt::format("stack on {}: timer fiber: {}", port.name(), f.error().message()));
+    pc->timer_fiber = std::move(*f);
+  }
   st->attachment_->start();
   return st;
 }
@@ -66,7 +71,7 @@ stack::~stack() {
     pc->stopping = true;
     pc->timer_wait.notify_all();
     pc->timer_lock.unlock();
-    if (pc->timer_fiber.joinable()) pc->timer_fiber.join();
+    if (pc->timer_fiber.joinable()) pc->timer_fiber.join(stop_mode::ignore);
   }
   attachment_.reset();  // no more RX: the pollers are off the reactors
   rps_.reset();         // nor backlogs

@@ -76,7 +76,7 @@ void stack::timer_loop(per_core& pc) {
     if (due.empty() && !other_work) {
       if (earliest != UINT64_MAX) earliest = std::min(earliest, now + timer_tick_ns);
       pc.wake_at.store(earliest, std::memory_order_seq_cst);
-      pc.timer_wait.wait(pc.timer_lock, earliest);
+      pc.timer_wait.wait(pc.timer_lock, earliest, stop_mode::ignore);
       continue;
     }
     pc.timer_lock.unlock();

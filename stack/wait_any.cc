@@ -121,6 +121,7 @@ class waiter_on_stack final : public net::detail::multi_waiter {
     for (std::size_t i = 0; i < entries.size(); ++i)
       if (entries[i].ready == net::readiness::none) ws[i] = hold(entries[i]);
     std::size_t ready;
+    bool stopped = false;
     for (;;) {
       ready = 0;
       const detail::here::parking p = detail::here::begin_park();
@@ -130,7 +131,7 @@ class waiter_on_stack final : public net::detail::multi_waiter {
       if (now || now_ns() >= deadline) {
         detail::here::stay(p);  // not going to sleep after all
       } else {
-        detail::here::park(p, deadline);
+        stopped = detail::here::park(p, deadline) == detail::wake_reason::canceled;
       }
       for (std::size_t i = 0; i < entries.size(); ++i) {
         if (!ws[i].held()) continue;
@@ -138,10 +139,11 @@ class waiter_on_stack final : public net::detail::multi_waiter {
         ready += entries[i].ready != net::readiness::none;
       }
       // Woken with nothing left (another fiber took it): wait again.
-      if (ready > 0 || now_ns() >= deadline) break;
+      if (ready > 0 || stopped || now_ns() >= deadline) break;
     }
     for (watched& w : ws.all()) w.release();
-    if (ready == 0) return std::unexpected(std::make_error_code(std::errc::timed_out));
+    if (ready == 0)
+      return std::unexpected(std::make_error_code(stopped ? std::errc::operation_canceled : std::errc::timed_out));
     return ready;
   }
 };

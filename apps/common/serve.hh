@@ -3,44 +3,35 @@
 // connection is served in its own fiber, and the loop returns once they
 // have all ended, so the app can print its summary and exit 0.
 //
-// A signal cannot wake a fiber, a deadline can: the loop and the serving
-// fibers wait in steps of stop_check_ns and look at stop_requested()
-// between them, so a stop takes effect within about that long.
+// affine::run turns the signals into a stop request on the main fiber's
+// token (affine/fiber.hh); the loop and the serving fibers, which inherit
+// it, see it as std::errc::operation_canceled from whatever call they wait
+// in, at once: nothing here looks at a flag.
 
-#include <cstddef>
 #include <cstdint>
-#include <expected>
 #include <functional>
-#include <span>
 #include <string_view>
-#include <system_error>
 
 #include "affine/net.hh"
 
 namespace affine_apps {
 
-inline constexpr std::uint64_t stop_check_ns = 100'000'000;
-
-// Precondition: the handlers are not yet installed by another part of the
-// process. Sets the flag stop_requested() reads on SIGINT and SIGTERM.
-void stop_on_signals();
-bool stop_requested();
-
-// One read that waits for data as long as no stop is requested: the bytes
-// read (0 at the end of the stream), or std::errc::operation_canceled.
-std::expected<std::size_t, std::error_code> read_unless_stopped(affine::net::tcp_stream& s, std::span<std::byte> buf);
-
 struct serve_result {
   std::uint64_t accepted = 0;
+  std::uint64_t refused = 0;  // accepted, but reset: max_live reached, or no fiber could be spawned
   int code = 0;  // 1 when accept failed (one line on stderr, prefixed with `app`), else 0
 };
 
-// Precondition: in a fiber of affine::run, stop_on_signals() called.
-// Accepts until a stop is requested (or `max_connections` accepted; 0: no
-// limit), runs serve(stream) in a fiber per connection, closes `l`, and
-// returns when every such fiber has ended.
+struct serve_limits {
+  std::uint64_t max_connections = 0;  // accept this many, then stop accepting; 0: no limit
+  std::uint64_t max_live = 0;         // served at once; more are reset on accept (refused); 0: no limit
+};
+
+// Precondition: in a fiber. Accepts until a stop is requested on the
+// fiber's token (or the limit is reached), runs serve(stream) in a fiber
+// per connection, closes `l`, and returns when every such fiber has ended.
 serve_result serve_until_stopped(affine::net::tcp_listener& l, std::string_view app,
                                  const std::function<void(affine::net::tcp_stream)>& serve,
-                                 std::uint64_t max_connections = 0);
+                                 serve_limits limits = {});
 
 }  // namespace affine_apps

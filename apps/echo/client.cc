@@ -52,9 +52,17 @@ int run_client(const client_options& o) {
   std::vector<connection_result> results(o.connections);
   std::vector<fiber_handle> fibers;
   const std::uint64_t t0 = now_ns();
-  for (unsigned c = 0; c < o.connections; ++c)
-    fibers.push_back(spawn([&o, c, &out = results[c]] { one_connection(o, c, out); }));
-  for (auto& f : fibers) f.join();
+  for (unsigned c = 0; c < o.connections; ++c) {
+    auto f = spawn([&o, c, &out = results[c]] { one_connection(o, c, out); });
+    if (f) {
+      fibers.push_back(std::move(*f));
+    } else {
+      results[c].errors = 1;
+      results[c].first_error = "no fiber: " + f.error().message();
+    }
+  }
+  // They end on a stop themselves (operation_canceled), and use `results`.
+  for (auto& f : fibers) f.join(stop_mode::ignore);
   const double seconds = double(now_ns() - t0) / 1e9;
 
   latency_histogram rtt;

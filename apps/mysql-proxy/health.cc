@@ -15,21 +15,12 @@ namespace affine_mysql {
 
 namespace {
 
-constexpr std::uint64_t stop_check_ns = 100'000'000;
 // A greeting is about 100 bytes; anything larger is not one.
 constexpr std::size_t max_greeting = 4096;
 
-// Sleeps until `deadline_ns` in steps, returning early (false) on a stop.
-bool sleep_unless_stopped(std::uint64_t deadline_ns, const std::function<bool()>& stop) {
-  while (!stop()) {
-    const std::uint64_t now = affine::now_ns();
-    if (now >= deadline_ns) return true;
-    affine::this_fiber::sleep_until(std::min(deadline_ns, now + stop_check_ns));
-  }
-  return false;
-}
-
-void check_loop(backend_set& set, std::size_t index, const health_options& o, const std::function<bool()>& stop) {
+// Until a stop request on the fiber's token, which ends the sleep (or the
+// check's connect or read) at once.
+void check_loop(backend_set& set, std::size_t index, const health_options& o) {
   const std::string name = set.at(index).config().address.to_string();
   unsigned failures = 0;
   unsigned successes = 0;
@@ -44,7 +35,7 @@ void check_loop(backend_set& set, std::size_t index, const health_options& o, co
       if (++failures >= o.fall && set.mark(index, false))
         AFFINE_LOG_WARN("mysql-proxy: backend {} is down: {}", name, r.error());
     }
-    if (!sleep_unless_stopped(started + o.interval_ns, stop)) return;
+    if (affine::this_fiber::stop_requested() || !affine::this_fiber::sleep_until(started + o.interval_ns)) return;
   }
 }
 
@@ -74,12 +65,20 @@ std::expected<void, std::string> check_backend(affine::net::endpoint to, std::ui
   return {};
 }
 
-void run_health_checks(backend_set& set, const health_options& o, const std::function<bool()>& stop) {
+void run_health_checks(backend_set& set, const health_options& o) {
   std::vector<affine::fiber_handle> checkers;
   checkers.reserve(set.size());
-  for (std::size_t i = 0; i < set.size(); ++i)
-    checkers.push_back(affine::spawn([&set, i, &o, &stop] { check_loop(set, i, o, stop); }));
-  for (auto& c : checkers) c.join();
+  for (std::size_t i = 0; i < set.size(); ++i) {
+    auto c = affine::spawn([&set, i, &o] { check_loop(set, i, o); });
+    if (c) {
+      checkers.push_back(std::move(*c));
+    } else {
+      AFFINE_LOG_ERROR("mysql-proxy: no health check for backend {}: {}", set.at(i).config().address.to_string(),
+                       c.error().message());
+    }
+  }
+  // They end on the same stop: wait for that, whatever comes.
+  for (auto& c : checkers) c.join(affine::stop_mode::ignore);
 }
 
 }  // namespace affine_mysql

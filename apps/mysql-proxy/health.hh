@@ -32,9 +32,9 @@ struct health_options {
 // "greeting: ERR 1129 Host '10.0.0.9' is blocked ...").
 std::expected<void, std::string> check_backend(affine::net::endpoint to, std::uint64_t timeout_ns);
 
-// Precondition: in a fiber. Checks every backend of `set` until `stop()` is
-// true (looked at least every 100 ms), then returns when every checker
-// fiber has ended.
-void run_health_checks(backend_set& set, const health_options& o, const std::function<bool()>& stop);
+// Precondition: in a fiber. Checks every backend of `set` until a stop is
+// requested on the fiber's token (affine/fiber.hh), then returns when every
+// checker fiber has ended.
+void run_health_checks(backend_set& set, const health_options& o);
 
 }  // namespace affine_mysql

@@ -109,8 +109,7 @@ enum class head_result : std::uint8_t { complete, too_large, timed_out, gone };
 
 // Reads until the blank line that ends the head, leaving the head (without
 // that line) in `head`.
-head_result read_head(affine::net::tcp_stream& s, std::string& head, const std::function<bool()>& stop,
-                      const http_options& o) {
+head_result read_head(affine::net::tcp_stream& s, std::string& head, const http_options& o) {
   const std::uint64_t deadline = affine::now_ns() + o.head_timeout_ns;
   std::array<std::byte, 4096> chunk;
   for (;;) {
@@ -120,22 +119,20 @@ head_result read_head(affine::net::tcp_stream& s, std::string& head, const std::
       return head_result::complete;
     }
     if (head.size() >= o.max_head) return head_result::too_large;
-    const std::uint64_t now = affine::now_ns();
-    if (now >= deadline) return head_result::timed_out;
-    if (stop()) return head_result::gone;
     const std::size_t room = std::min(chunk.size(), o.max_head - head.size());
-    auto n = s.read(std::span(chunk).first(room), std::min(deadline, now + affine_apps::stop_check_ns));
-    if (!n && n.error() == std::errc::timed_out) continue;
+    auto n = s.read(std::span(chunk).first(room), deadline);
+    if (!n && n.error() == std::errc::timed_out) return head_result::timed_out;
+    if (!n && n.error() == std::errc::operation_canceled) return head_result::gone;  // the proxy stops
     if (!n || *n == 0) return head.empty() ? head_result::gone : head_result::complete;
     head.append(reinterpret_cast<const char*>(chunk.data()), *n);
   }
 }
 
 void serve_connection(affine::net::tcp_stream s, const std::function<std::string()>& metrics_body,
-                      const std::function<bool()>& stop, const http_options& o) {
+                      const http_options& o) {
   std::string head;
   std::string reply;
-  switch (read_head(s, head, stop, o)) {
+  switch (read_head(s, head, o)) {
     case head_result::complete: reply = http_answer(head, metrics_body); break;
     case head_result::too_large: reply = error_answer("431 Request Header Fields Too Large"); break;
     case head_result::timed_out: reply = error_answer("408 Request Timeout"); break;
@@ -154,29 +151,11 @@ void serve_connection(affine::net::tcp_stream s, const std::function<std::string
 
 }  // namespace
 
-void serve_http(affine::net::tcp_listener& l, std::function<std::string()> metrics_body,
-                const std::function<bool()>& stop, const http_options& o) {
-  using namespace affine;
-  std::atomic<unsigned> live{0};  // connection fibers still running
-  while (!stop()) {
-    auto c = l.accept(now_ns() + affine_apps::stop_check_ns);
-    if (!c && c.error() == std::errc::timed_out) continue;
-    if (!c) {
-      fmt::print(stderr, "affine-mysql-proxy: metrics: accept: {}\n", c.error().message());
-      break;
-    }
-    if (live.load() >= o.max_connections) {
-      c->abort();
-      continue;
-    }
-    live.fetch_add(1);
-    spawn([&, s = std::move(*c)]() mutable {
-      serve_connection(std::move(s), metrics_body, stop, o);
-      live.fetch_sub(1);
-    }).detach();
-  }
-  l.close();
-  while (live.load() > 0) this_fiber::sleep_for(std::chrono::milliseconds(10));
+void serve_http(affine::net::tcp_listener& l, std::function<std::string()> metrics_body, const http_options& o) {
+  affine_apps::serve_until_stopped(
+      l, "affine-mysql-proxy: metrics",
+      [&](affine::net::tcp_stream s) { serve_connection(std::move(s), metrics_body, o); },
+      {.max_connections = 0, .max_live = o.max_connections});
 }
 
 }  // namespace affine_mysql

@@ -34,12 +34,11 @@ struct http_options {
 // can feed it heads.
 std::string http_answer(std::string_view head, const std::function<std::string()>& metrics_body);
 
-// Precondition: in a fiber of affine::run. Accepts on `l` until stop()
-// turns true (looked at every affine_apps::stop_check_ns), serving each
-// connection in its own fiber; closes `l` and returns once every such fiber
-// has ended. metrics_body() and stop() run in the connections' fibers, on
-// any core, possibly at once.
-void serve_http(affine::net::tcp_listener& l, std::function<std::string()> metrics_body,
-                const std::function<bool()>& stop, const http_options& o = {});
+// Precondition: in a fiber. Accepts on `l` until a stop is requested on
+// the fiber's token (affine/fiber.hh), serving each connection in its own
+// fiber; closes `l` and returns once every such fiber has ended (they end
+// on the stop too). metrics_body() runs in the connections' fibers, on any
+// core, possibly at once.
+void serve_http(affine::net::tcp_listener& l, std::function<std::string()> metrics_body, const http_options& o = {});
 
 }  // namespace affine_mysql

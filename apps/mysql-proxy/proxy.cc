@@ -6,6 +6,8 @@
 #include <atomic>
 #include <cstdio>
 #include <optional>
+#include <stop_token>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -57,29 +59,23 @@ void print_stats(const proxy_stats& stats, const backend_set& backends) {
   std::fflush(stdout);
 }
 
-void print_stats_every(double interval_s, const proxy_stats& stats, const backend_set& backends,
-                       const std::function<bool()>& stop) {
+// Until a stop request on the fiber's token (which ends the sleep at once).
+void print_stats_every(double interval_s, const proxy_stats& stats, const backend_set& backends) {
   const auto interval_ns = std::uint64_t(interval_s * 1e9);
-  std::uint64_t due = affine::now_ns() + interval_ns;
-  while (!stop()) {
-    const std::uint64_t now = affine::now_ns();
-    if (now >= due) {
-      print_stats(stats, backends);
-      due += interval_ns;
-      continue;
-    }
-    affine::this_fiber::sleep_until(std::min(due, now + affine_apps::stop_check_ns));
-  }
+  for (std::uint64_t due = affine::now_ns() + interval_ns; affine::this_fiber::sleep_until(due); due += interval_ns)
+    print_stats(stats, backends);
 }
 
 }  // namespace
 
 int run_proxy(const options& o) {
   using namespace affine;
-  affine_apps::stop_on_signals();
   backend_set backends(o.backends);
   proxy_stats stats;
-  proxy_context ctx{backends, stats, o.session, [] { return affine_apps::stop_requested(); }};
+  // SIGINT, SIGTERM: a stop request on this fiber's token (affine::run),
+  // which the sessions inherit: their waits end at once, and they tell
+  // their clients (1053).
+  proxy_context ctx{backends, stats, o.session, [] { return affine::this_fiber::stop_requested(); }};
   auto l = net::listen({.local = *o.listen, .backlog = 1024, .accepted = {.no_delay = true}});
   if (!l) {
     fmt::print(stderr, "affine-mysql-proxy: listen on {}: {}\n", o.listen->to_string(), l.error().message());
@@ -99,28 +95,30 @@ int run_proxy(const options& o) {
   if (metrics_listener) fmt::print("affine-mysql-proxy: metrics on http://{}/metrics\n", metrics_listener->local().to_string());
   std::fflush(stdout);
 
-  // The helpers end once the sessions have.
-  std::atomic<bool> sessions_done{false};
-  const std::function<bool()> helpers_stop = [&] { return sessions_done.load(); };
-  fiber_handle health;
-  if (o.health_checks) health = spawn([&] { run_health_checks(backends, o.health, helpers_stop); });
-  fiber_handle printer;
+  // The helpers follow a token of their own: they end once the sessions have.
+  std::stop_source helpers;
+  std::vector<fiber_handle> helper_fibers;
+  auto start_helper = [&](std::string_view what, std::move_only_function<void()> fn) {
+    auto f = spawn(std::move(fn), {.stop = helpers.get_token()});
+    if (f) {
+      helper_fibers.push_back(std::move(*f));
+    } else {
+      fmt::print(stderr, "affine-mysql-proxy: no fiber for the {}: {}\n", what, f.error().message());
+    }
+  };
+  if (o.health_checks) start_helper("health checks", [&] { run_health_checks(backends, o.health); });
   if (o.stats_interval_s > 0)
-    printer = spawn([&] { print_stats_every(o.stats_interval_s, stats, backends, helpers_stop); });
+    start_helper("stats line", [&] { print_stats_every(o.stats_interval_s, stats, backends); });
   // The Prometheus endpoint stays up until the sessions have ended.
-  fiber_handle metrics;
   if (metrics_listener)
-    metrics = spawn([&] {
-      serve_http(*metrics_listener, [&] { return prometheus_text(*stats.snapshot(), backends, collect_metrics()); },
-                 helpers_stop);
+    start_helper("metrics endpoint", [&] {
+      serve_http(*metrics_listener, [&] { return prometheus_text(*stats.snapshot(), backends, collect_metrics()); });
     });
 
   const auto served = affine_apps::serve_until_stopped(*l, "affine-mysql-proxy",
                                                        [&ctx](net::tcp_stream c) { run_session(std::move(c), ctx); });
-  sessions_done = true;
-  if (health.joinable()) health.join();
-  if (printer.joinable()) printer.join();
-  if (metrics.joinable()) metrics.join();
+  helpers.request_stop();
+  for (fiber_handle& h : helper_fibers) h.join(stop_mode::ignore);
   print_stats(stats, backends);
   return served.code;
 }

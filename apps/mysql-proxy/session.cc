@@ -49,6 +49,13 @@ std::string lower_first(std::string s) {
   return s;
 }
 
+// The last packets of a session: sent also after a stop (which would end
+// the write at once), within farewell_timeout_ns.
+void farewell(packet_io& io) {
+  affine::this_fiber::stop_scope last_words{std::stop_token{}};
+  (void)io.flush(now_ns() + farewell_timeout_ns);
+}
+
 class session {
  public:
   session(affine::net::tcp_stream client, proxy_context& ctx)
@@ -73,6 +80,7 @@ class session {
   // A stop of the proxy or its backend marked down: the session ends,
   // telling the client.
   std::optional<close_reason> told_to_end();
+  close_reason shut_down();  // tells the client (1053)
   // told_to_end(), or the client gone while the backend works for it.
   std::optional<close_reason> interrupted(side waiting_on);
   close_reason read_failed(side from, const read_error& e);
@@ -115,6 +123,7 @@ std::optional<close_reason> session::connect_backend() {
     backend& b = lease->get();
     const auto deadline = std::min(now_ns() + ctx_.options.connect_timeout_ns, handshake_deadline_);
     auto s = affine::net::connect(b.config().address, deadline, {.no_delay = true});
+    if (!s && s.error() == std::errc::operation_canceled) return shut_down();
     if (s) {
       lease_.emplace(std::move(*lease));
       server_.emplace(std::move(*s), ctx_.options.max_packet);
@@ -132,7 +141,7 @@ std::optional<close_reason> session::relay_greeting_and_answer() {
   if (!g) return g.error();
   if (header_of(g->payload) == err_header) {
     client_.queue(*g);
-    (void)client_.flush(now_ns() + farewell_timeout_ns);
+    farewell(client_);
     return close_reason::backend_refused;
   }
   auto greeting = parse_greeting(g->payload);
@@ -176,7 +185,7 @@ close_reason session::relay_commands() {
       // Between commands: say goodbye for the client, so the server sees a
       // clean end rather than a broken connection.
       server_->queue(0, std::array{com_quit});
-      (void)server_->flush(now_ns() + farewell_timeout_ns);
+      farewell(*server_);
     }
     if (r) return *r;
   }
@@ -237,6 +246,8 @@ std::expected<packet_view, close_reason> session::next_packet(side from, std::ui
   for (;;) {
     auto p = io.read(seq, std::min(deadline_ns, now_ns() + ctx_.options.check_interval_ns));
     if (p) return *p;
+    if (p.error().code == std::errc::operation_canceled)  // the proxy stops: its read ended at once
+      if (auto r = told_to_end()) return std::unexpected(*r);
     if (p.error().what != read_error::kind::timed_out) return std::unexpected(read_failed(from, p.error()));
     if (now_ns() >= deadline_ns) {
       if (from == side::server)
@@ -248,11 +259,13 @@ std::expected<packet_view, close_reason> session::next_packet(side from, std::ui
   }
 }
 
+close_reason session::shut_down() {
+  tell_client(er_server_shutdown, state_connection, "Server shutdown in progress");
+  return close_reason::shutdown;
+}
+
 std::optional<close_reason> session::told_to_end() {
-  if (ctx_.stopping()) {
-    tell_client(er_server_shutdown, state_connection, "Server shutdown in progress");
-    return close_reason::shutdown;
-  }
+  if (ctx_.stopping()) return shut_down();
   if (lease_->went_down()) {
     tell_client(er_net_read_error, state_connection,
                 fmt::format("Lost connection to backend {}: the health check marked it down", backend_name()));
@@ -301,6 +314,8 @@ close_reason session::read_failed(side from, const read_error& e) {
 
 std::optional<close_reason> session::write_failed(side to, std::error_code e) {
   if (e == std::errc::timed_out) return close_reason::timeout;
+  if (e == std::errc::operation_canceled)
+    if (auto r = told_to_end()) return r;
   if (to == side::server) {
     tell_client(er_net_read_error, state_connection,
                 fmt::format("Lost connection to backend {}: {}", backend_name(), lower_first(e.message())));
@@ -326,7 +341,7 @@ void session::tell_client(std::uint16_t code, std::string_view state, std::strin
     seq = !greeting_sent_ ? 0 : !tracker_ ? 2 : idle() ? 0 : tracker_->expected_seq();
   }
   client_.queue(*seq, err_payload(code, greeting_sent_ ? state : std::string_view{}, message));
-  (void)client_.flush(now_ns() + farewell_timeout_ns);
+  farewell(client_);
 }
 
 }  // namespace

@@ -32,9 +32,11 @@
 // the proxy cannot follow, 1835 "Malformed packet from backend ..."; the
 // proxy stopping, 1053.
 //
-// The session waits for packets in steps of check_interval_ns, and between
-// steps looks for reasons to stop: the proxy shutting down, the backend
-// marked down by the health check (both also between commands), and,
+// A stop request on the session fiber's token (the proxy shutting down:
+// SIGINT, SIGTERM) ends whatever it waits in at once. The session waits
+// for packets in steps of check_interval_ns, and between steps looks for
+// the other reasons to end: the backend marked down by the health check
+// (also between commands), and,
 // while the backend works on a command, the client gone (the backend
 // connection is then closed, which ends the backend's work for it). Every
 // session runs in its own fiber, so a slow backend delays only its own
@@ -63,7 +65,7 @@ struct proxy_context {
   backend_set& backends;
   proxy_stats& stats;
   session_options options;
-  std::function<bool()> stopping;  // looked at every check interval
+  std::function<bool()> stopping;  // the proxy shuts down: this_fiber::stop_requested() in the proxy
 };
 
 // Serves one client connection to its end and returns why it ended (also

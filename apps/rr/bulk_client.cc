@@ -6,6 +6,7 @@
 #include "affine/fiber.hh"
 #include "apps/rr/client.hh"
 #include "apps/rr/flows.hh"
+#include "apps/rr/in_place.hh"
 
 namespace affine_rr {
 
@@ -25,7 +26,10 @@ void one_flow(const client_options& o, start_line& line, flow_result& out) {
   const std::uint64_t timeout_ns = o.timeout_ms * 1'000'000;
   const std::vector<std::byte> chunk(bulk_chunk_bytes);
   while (now_ns() < line.to_ns())
-    if (auto w = s->write(chunk, now_ns() + timeout_ns); !w) return out.error.set("write: " + w.error().message());
+    if (auto w = o.zero_copy ? send_in_place(*s, chunk.size(), {}, now_ns() + timeout_ns)
+                             : s->write(chunk, now_ns() + timeout_ns);
+        !w)
+      return out.error.set("write: " + w.error().message());
   if (auto sh = s->shutdown_write(); !sh) return out.error.set("shutdown: " + sh.error().message());
   std::array<std::byte, count_size> count;
   if (auto r = s->read_exactly(count, now_ns() + timeout_ns); !r)

@@ -1,5 +1,6 @@
 #include "apps/rr/flows.hh"
 
+#include <system_error>
 #include <vector>
 
 #include <fmt/format.h>
@@ -11,8 +12,8 @@ namespace affine_rr {
 
 using namespace affine;
 
-void start_line::start(const client_options& o) {
-  for (unsigned f = 0; f < o.flows; ++f) arrived_.acquire();
+void start_line::start(const client_options& o, unsigned flows) {
+  for (unsigned f = 0; f < flows; ++f) arrived_.acquire();
   from_ns_ = now_ns() + std::uint64_t(o.warmup_s * 1e9);
   to_ns_ = from_ns_ + std::uint64_t(o.duration_s * 1e9);
   go_.set();  // publishes the window to the flows
@@ -41,9 +42,20 @@ std::expected<net::tcp_stream, std::string> start_line::open(const client_option
 void run_flows(const client_options& o, start_line& line, const std::function<void(unsigned)>& flow) {
   std::vector<fiber_handle> fibers;
   fibers.reserve(o.flows);
-  for (unsigned f = 0; f < o.flows; ++f) fibers.push_back(spawn([&flow, f] { flow(f); }));
-  line.start(o);
-  for (auto& f : fibers) f.join();
+  std::error_code failed;
+  for (unsigned f = 0; f < o.flows && !failed; ++f) {
+    auto h = spawn([&flow, f] { flow(f); });
+    if (h) {
+      fibers.push_back(std::move(*h));
+    } else {
+      failed = h.error();
+    }
+  }
+  line.start(o, unsigned(fibers.size()));  // the ones started run, and end
+  // They end on a stop themselves (their calls return operation_canceled):
+  // wait for that, whatever comes, since they use `flow`.
+  for (auto& f : fibers) f.join(stop_mode::ignore);
+  if (failed) throw std::system_error(failed, fmt::format("affine-rr: {} of {} flows started", fibers.size(), o.flows));
 }
 
 std::string json_head(std::string_view bench, const client_options& o) {

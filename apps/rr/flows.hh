@@ -36,7 +36,7 @@ class start_line {
 
   // Precondition: in the fiber that started the flows. Waits for all of
   // them to connect or fail, then opens the window after the warm-up.
-  void start(const client_options& o);
+  void start(const client_options& o, unsigned flows);  // `flows` of o.flows were started
 
   std::uint64_t from_ns() const { return from_ns_; }
   std::uint64_t to_ns() const { return to_ns_; }

@@ -67,8 +67,8 @@ std::expected<client_options, std::string> parse_client(std::span<const std::str
   bool have_to = false;
   std::string_view rr_flag;  // the first request/response-only flag given
   for (std::size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--bulk") {
-      o.bulk = true;
+    if (args[i] == "--bulk" || args[i] == "--zero-copy") {
+      (args[i] == "--bulk" ? o.bulk : o.zero_copy) = true;
       continue;
     }
     if (i + 1 == args.size()) return std::unexpected(fmt::format("{} needs a value", args[i]));
@@ -98,6 +98,11 @@ std::expected<options, std::string> parse_args(std::span<const std::string> args
     return o;
   }
   for (std::size_t i = 1; i < args.size(); i += 2) {
+    if (args[i] == "--zero-copy") {
+      o.server.zero_copy = true;
+      --i;  // a flag: no value
+      continue;
+    }
     if (i + 1 == args.size()) return std::unexpected(fmt::format("{} needs a value", args[i]));
     if (auto r = apply_server(o.server, args[i], args[i + 1]); !r) return std::unexpected(r.error());
   }
@@ -106,12 +111,12 @@ std::expected<options, std::string> parse_args(std::span<const std::string> args
 
 std::string usage() {
   return "usage: affine-rr [--config FILE] [--set KEY=VALUE]... server [--port N] [--serve-cores C,...]\n"
-         "                 [--antagonist-core C] [--antagonist-slice-us U]\n"
+         "                 [--antagonist-core C] [--antagonist-slice-us U] [--zero-copy]\n"
          "       affine-rr [--config FILE] [--set KEY=VALUE]... client --to IP:PORT [--flows F]\n"
          "                 [--request-size B] [--response-size B] [--duration-s S] [--warmup-s W]\n"
-         "                 [--timeout-ms T] [--variant NAME]\n"
+         "                 [--timeout-ms T] [--variant NAME] [--zero-copy]\n"
          "       affine-rr [--config FILE] [--set KEY=VALUE]... client --bulk --to IP:PORT [--flows F]\n"
-         "                 [--duration-s S] [--timeout-ms T] [--variant NAME]\n";
+         "                 [--duration-s S] [--timeout-ms T] [--variant NAME] [--zero-copy]\n";
 }
 
 }  // namespace affine_rr

@@ -2,9 +2,14 @@
 // affine-rr's command line (what affine::run leaves after --config/--set):
 //
 //   affine-rr server [--port N] [--serve-cores C,...] [--antagonist-core C] [--antagonist-slice-us U]
+//                    [--zero-copy]
 //   affine-rr client --to IP:PORT [--flows F] [--request-size B] [--response-size B]
-//                    [--duration-s S] [--warmup-s W] [--timeout-ms T] [--variant NAME]
+//                    [--duration-s S] [--warmup-s W] [--timeout-ms T] [--variant NAME] [--zero-copy]
 //   affine-rr client --bulk --to IP:PORT [--flows F] [--duration-s S] [--timeout-ms T] [--variant NAME]
+//                    [--zero-copy]
+//
+// --zero-copy: messages are read and written where the stack holds them
+// (apps/rr/in_place.hh), not through buffers of the program's own.
 //
 // The server takes its message sizes from each client's hello
 // (apps/rr/protocol.hh), so it has none of its own.
@@ -32,6 +37,7 @@ struct server_options {
   // whole slice, gives the core up, and runs again, as long as the server.
   std::optional<unsigned> antagonist_core;
   std::uint32_t antagonist_slice_us = 500;  // the default reactor.task_quota_us
+  bool zero_copy = false;
 };
 
 struct client_options {
@@ -44,6 +50,7 @@ struct client_options {
   double warmup_s = 1;              // request/response only: run, but not measured, first
   std::uint64_t timeout_ms = 10'000;  // per connect, read or write
   std::string variant;              // the JSON line's "variant"; default: "rr" or "bulk"
+  bool zero_copy = false;
 };
 
 struct options {

@@ -8,6 +8,7 @@
 #include "apps/common/histogram.hh"
 #include "apps/rr/client.hh"
 #include "apps/rr/flows.hh"
+#include "apps/rr/in_place.hh"
 
 namespace affine_rr {
 
@@ -38,9 +39,16 @@ void one_flow(const client_options& o, start_line& line, flow_result& out) {
     if (t0 >= line.to_ns()) return;
     const auto number = encode_u64(n);
     std::copy_n(number.end() - tag, tag, request.begin());
-    if (auto w = s->write(request, t0 + timeout_ns); !w) return out.error.set("request: " + w.error().message());
-    if (auto r = s->read_exactly(response, now_ns() + timeout_ns); !r)
+    if (auto w = o.zero_copy ? send_in_place(*s, request.size(), std::span(request).first(tag), t0 + timeout_ns)
+                             : s->write(request, t0 + timeout_ns);
+        !w)
+      return out.error.set("request: " + w.error().message());
+    if (o.zero_copy) {
+      auto r = take_in_place(*s, response.size(), std::span(response).first(tag), now_ns() + timeout_ns);
+      if (!r || !*r) return out.error.set("response: " + (r ? std::string("end of stream") : r.error().message()));
+    } else if (auto r = s->read_exactly(response, now_ns() + timeout_ns); !r) {
       return out.error.set("response: " + r.error().message());
+    }
     const std::uint64_t t1 = now_ns();
     if (!std::equal(request.begin(), request.begin() + std::ptrdiff_t(tag), response.begin()))
       return out.error.set(fmt::format("response {} answers another request", n));

@@ -6,14 +6,18 @@
 #include <cstring>
 #include <optional>
 #include <stdexcept>
+#include <stop_token>
 #include <utility>
 #include <vector>
+
+#include <system_error>
 
 #include <fmt/format.h>
 
 #include "affine/affine.hh"
 #include "affine/net.hh"
 #include "apps/common/serve.hh"
+#include "apps/rr/in_place.hh"
 #include "apps/rr/protocol.hh"
 
 namespace affine_rr {
@@ -42,10 +46,11 @@ struct totals {
 
 // All of `buf`: true; the stream ended (or a stop came) before its first
 // byte: false. A stream that ends mid-message is an error; a stop ends the
-// wait for the rest too, so a stalled client cannot delay the exit.
+// wait for the rest too (the read returns operation_canceled at once), so
+// a stalled client cannot delay the exit.
 std::expected<bool, std::error_code> receive(net::tcp_stream& s, std::span<std::byte> buf) {
   for (std::size_t got = 0; got < buf.size();) {
-    auto n = affine_apps::read_unless_stopped(s, buf.subspan(got));
+    auto n = s.read(buf.subspan(got));
     if (!n && n.error() == std::errc::operation_canceled) return false;
     if (!n) return std::unexpected(n.error());
     if (*n == 0) return got == 0 ? std::expected<bool, std::error_code>(false)
@@ -55,16 +60,19 @@ std::expected<bool, std::error_code> receive(net::tcp_stream& s, std::span<std::
   return true;
 }
 
-void answer(net::tcp_stream& s, const hello& h, totals& t) {
+void answer(net::tcp_stream& s, const hello& h, totals& t, bool zero_copy) {
   std::vector<std::byte> request(h.request_bytes), response(h.response_bytes);
   const std::size_t tag = std::min({request_tag_size, request.size(), response.size()});
   std::uint64_t served = 0;  // added to the totals once: no shared cache line per transaction
   for (;;) {
-    auto got = receive(s, request);
+    auto got = zero_copy ? take_in_place(s, request.size(), std::span(request).first(tag)) : receive(s, request);
     if (!got) t.fail(s, "request: " + got.error().message());
     if (!got || !*got) break;
     std::memcpy(response.data(), request.data(), tag);
-    if (auto w = s.write(response, now_ns() + io_timeout_ns); !w) {
+    const deadline until = now_ns() + io_timeout_ns;
+    if (auto w = zero_copy ? send_in_place(s, response.size(), std::span(response).first(tag), until)
+                           : s.write(response, until);
+        !w) {
       t.fail(s, "response: " + w.error().message());
       break;
     }
@@ -73,74 +81,80 @@ void answer(net::tcp_stream& s, const hello& h, totals& t) {
   t.transactions.fetch_add(served, std::memory_order_relaxed);
 }
 
-void sink(net::tcp_stream& s, totals& t) {
+std::expected<std::uint64_t, std::error_code> count_copied(net::tcp_stream& s) {
   std::vector<std::byte> buf(bulk_chunk_bytes);
   std::uint64_t received = 0;
   for (;;) {
-    auto n = affine_apps::read_unless_stopped(s, buf);
-    if (!n && n.error() == std::errc::operation_canceled) return;
-    if (!n) return t.fail(s, "bulk read: " + n.error().message());
-    if (*n == 0) break;
+    auto n = s.read(buf);
+    if (!n) return std::unexpected(n.error());
+    if (*n == 0) return received;
     received += *n;
   }
-  t.bulk_bytes.fetch_add(received, std::memory_order_relaxed);
-  if (auto w = s.write(encode_u64(received), now_ns() + io_timeout_ns); !w)
+}
+
+void sink(net::tcp_stream& s, totals& t, bool zero_copy) {
+  auto received = zero_copy ? count_in_place(s) : count_copied(s);
+  if (!received && received.error() == std::errc::operation_canceled) return;
+  if (!received) return t.fail(s, "bulk read: " + received.error().message());
+  t.bulk_bytes.fetch_add(*received, std::memory_order_relaxed);
+  if (auto w = s.write(encode_u64(*received), now_ns() + io_timeout_ns); !w)
     t.fail(s, "bulk count: " + w.error().message());
 }
 
-void serve(net::tcp_stream s, totals& t) {
+void serve(net::tcp_stream s, totals& t, bool zero_copy) {
   std::array<std::byte, hello_size> raw;
   auto got = receive(s, raw);
   if (!got) return t.fail(s, "hello: " + got.error().message());
   if (!*got) return;
   auto h = decode(raw);
   if (!h) return t.fail(s, h.error());
-  if (h->what == mode::bulk) return sink(s, t);
-  answer(s, *h, t);
+  if (h->what == mode::bulk) return sink(s, t, zero_copy);
+  answer(s, *h, t, zero_copy);
 }
 
 // Seed 004's antagonist (server_options::antagonist_core): runs until
-// `stop`, using its whole slice each time, then yielding so that the
+// its stop is requested, using its whole slice each time, then yielding so that the
 // reactor's other rungs (its RX queues among them) get their turn, as an
 // interrupt would preempt a CPU-bound task.
 class antagonist {
  public:
   antagonist(unsigned core, std::uint32_t slice_us) {
-    fiber_ = spawn([this, slice_ns = std::uint64_t(slice_us) * 1000] {
-      while (!stop_.load(std::memory_order_relaxed)) {
-        const std::uint64_t until = now_ns() + slice_ns;
-        while (now_ns() < until) {
-        }
-        this_fiber::yield();
-      }
-    }, {.core = core, .pinned = true});
+    auto f = spawn(
+        [this, slice_ns = std::uint64_t(slice_us) * 1000] {
+          while (!this_fiber::stop_requested()) {  // it computes, never waits: it looks at its token
+            const std::uint64_t until = now_ns() + slice_ns;
+            while (now_ns() < until) {
+            }
+            this_fiber::yield();
+          }
+        },
+        {.core = core, .pinned = true, .stop = stop_.get_token()});
+    if (!f) throw std::system_error(f.error(), "affine-rr: the antagonist fiber");
+    fiber_ = std::move(*f);
   }
   ~antagonist() {
-    stop_ = true;
-    fiber_.join();
+    stop_.request_stop();
+    fiber_.join(stop_mode::ignore);
   }
   antagonist(const antagonist&) = delete;
   antagonist& operator=(const antagonist&) = delete;
 
  private:
-  std::atomic<bool> stop_{false};
+  std::stop_source stop_;
   fiber_handle fiber_;
 };
 
 // Whether `core` is a reactor of this runtime: spawn refuses any other.
 bool is_reactor(unsigned core) {
-  try {
-    spawn([] {}, {.core = core}).join();
-    return true;
-  } catch (const std::out_of_range&) {
-    return false;
-  }
+  auto f = spawn([] {}, {.core = core});
+  if (!f) return f.error() != std::errc::invalid_argument;
+  f->join(stop_mode::ignore);
+  return true;
 }
 
 }  // namespace
 
 int run_server(const server_options& o) {
-  affine_apps::stop_on_signals();
   std::vector<std::pair<const char*, unsigned>> cores;
   for (unsigned c : o.serve_cores) cores.emplace_back("--serve-cores", c);
   if (o.antagonist_core) cores.emplace_back("--antagonist-core", *o.antagonist_core);
@@ -164,7 +178,7 @@ int run_server(const server_options& o) {
   const auto r = affine_apps::serve_until_stopped(*l, "affine-rr", [&](net::tcp_stream s) {
     if (!o.serve_cores.empty())
       this_fiber::migrate(o.serve_cores[next_core.fetch_add(1, std::memory_order_relaxed) % o.serve_cores.size()]);
-    serve(std::move(s), t);
+    serve(std::move(s), t, o.zero_copy);
   });
   fmt::print("{{\"app\":\"rr\",\"role\":\"server\",\"connections\":{},\"transactions\":{},\"bulk_bytes\":{},\"errors\":{}}}\n",
              r.accepted, t.transactions.load(), t.bulk_bytes.load(), t.errors.load());

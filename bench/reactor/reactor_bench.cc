@@ -50,7 +50,7 @@ double measure_switch(runtime& rt, unsigned n) {
   return rt.run([n] { return submit_to(0, [n] {
     const std::uint64_t t0 = now_ns();
     auto other = spawn([n] { for (unsigned i = 0; i < n / 2; ++i) this_fiber::yield(); },
-                       {.core = 0, .pinned = true});
+                       {.core = 0, .pinned = true}).value();
     for (unsigned i = 0; i < n / 2; ++i) this_fiber::yield();
     other.join();
     return double(now_ns() - t0) / double(n);
@@ -60,7 +60,7 @@ double measure_switch(runtime& rt, unsigned n) {
 double measure_spawn_join(runtime& rt, unsigned n) {
   return rt.run([n] { return submit_to(0, [n] {
     const std::uint64_t t0 = now_ns();
-    for (unsigned i = 0; i < n; ++i) spawn([] {}, {.core = 0, .pinned = true}).join();
+    for (unsigned i = 0; i < n; ++i) spawn([] {}, {.core = 0, .pinned = true}).value().join();
     return double(now_ns() - t0) / double(n);
   }); });
 }
@@ -79,7 +79,7 @@ std::vector<std::uint64_t> measure_wakes(runtime& rt, unsigned n) {
         sent_at.store(now_ns(), std::memory_order_relaxed);
         to_a.release();
       }
-    }, {.core = 1, .pinned = true});
+    }, {.core = 1, .pinned = true}).value();
     auto a = spawn([&] {
       for (unsigned i = 0; i < n; ++i) {
         sent_at.store(now_ns(), std::memory_order_relaxed);
@@ -87,7 +87,7 @@ std::vector<std::uint64_t> measure_wakes(runtime& rt, unsigned n) {
         to_a.acquire();
         lat.push_back(now_ns() - sent_at.load(std::memory_order_relaxed));
       }
-    }, {.core = 0, .pinned = true});
+    }, {.core = 0, .pinned = true}).value();
     a.join();
     b.join();
     return lat;

@@ -4,11 +4,14 @@
 #   kernel-loopback  no [[port]]: kernel sockets through io_uring, 127.0.0.1
 #   affine-memif     one dpdk [[port]] each, joined by net_memif: affine's
 #                    stack on both sides, 10.77.1.1 (server) and .2 (client)
+#   *-zero-copy      either of the two with affine-rr --zero-copy on both
+#                    sides: messages read and written where the stack holds
+#                    them (tcp_stream::read_view / write_view)
 # A run prints the client's JSON line, or one with "error" (the first line
 # the failing process wrote on stderr) and no figures; nothing here waits
 # without a bound.
 
-pair_variants="kernel-loopback affine-memif"
+pair_variants="kernel-loopback affine-memif affine-memif-zero-copy"
 pair_exe=
 pair_raw_exe=
 pair_dir=
@@ -71,16 +74,17 @@ pair_first_line() {  # file: its first non-empty line, or the second argument
 pair_run() {
   local bench=$1 variant=$2 limit=$3
   shift 3
-  local config=() host=127.0.0.1 client_core=1 port line rc=0
+  local config=() host=127.0.0.1 client_core=1 port line rc=0 zero_copy=()
   [ "$(nproc)" -ge 2 ] || client_core=0
-  if [ "$variant" = affine-memif ]; then
+  case "$variant" in *-zero-copy) zero_copy=(--zero-copy) ;; esac
+  if [ "${variant%-zero-copy}" = affine-memif ]; then
     config=(--config "$pair_dir/server.toml")
     host=10.77.1.1
   fi
   rm -f "$pair_dir/memif.sock"
   local quiet=(--set 'log.level="warn"' "${pair_sets[@]}")
   : >"$pair_dir/server.out"  # before the server's own redirection, which its fork does later
-  "$pair_exe" "${config[@]}" "${quiet[@]}" --set 'reactor.cores="0"' server \
+  "$pair_exe" "${config[@]}" "${quiet[@]}" --set 'reactor.cores="0"' server "${zero_copy[@]}" \
     >"$pair_dir/server.out" 2>"$pair_dir/server.err" &
   pair_server=$!
   for _ in $(seq 200); do  # its first line says it listens, and on which port
@@ -95,9 +99,9 @@ pair_run() {
     pair_error "$bench" "$variant" "server: $(pair_first_line "$pair_dir/server.err" "no port line within 10 s")"
     return
   fi
-  [ "$variant" = affine-memif ] && config=(--config "$pair_dir/client.toml")
+  [ "${variant%-zero-copy}" = affine-memif ] && config=(--config "$pair_dir/client.toml")
   timeout -k 5 "$limit" "$pair_exe" "${config[@]}" "${quiet[@]}" --set "reactor.cores=\"$client_core\"" client \
-    --to "$host:$port" --variant "$variant" "$@" >"$pair_dir/client.out" 2>"$pair_dir/client.err" &
+    --to "$host:$port" --variant "$variant" "${zero_copy[@]}" "$@" >"$pair_dir/client.out" 2>"$pair_dir/client.err" &
   pair_client=$!
   wait "$pair_client" || rc=$?
   pair_client=
@@ -152,7 +156,8 @@ import json, statistics, sys
 path, bench, rounds, params, figures = sys.argv[1], sys.argv[2], int(sys.argv[3]), json.loads(sys.argv[4]), sys.argv[5:]
 runs = [json.loads(l) for l in open(path) if l.strip()]
 lines = {}
-for variant in ("raw-memif", "kernel-loopback", "affine-memif"):
+order = ["raw-memif", "kernel-loopback", "kernel-loopback-zero-copy", "affine-memif", "affine-memif-zero-copy"]
+for variant in order + sorted({r["variant"] for r in runs} - set(order)):
     mine = [r for r in runs if r["variant"] == variant]
     if not mine:
         continue
@@ -176,13 +181,20 @@ for variant in ("raw-memif", "kernel-loopback", "affine-memif"):
         line["error"] = errors[0]
     lines[variant] = line
 # The comparisons this run makes, as ratios: affine over the kernel on the
-# first figure (RR/s or bytes/s), and what the stack adds to raw memif's p50.
-affine, kernel, raw = (lines.get(v, {}) for v in ("affine-memif", "kernel-loopback", "raw-memif"))
+# first figure (RR/s or bytes/s), and what the stack adds to raw memif's p50;
+# a zero-copy variant over its copying twin.
+kernel, raw = lines.get("kernel-loopback", {}), lines.get("raw-memif", {})
 first = figures[0]
-if first in affine and kernel.get(first):
-    affine["vs_kernel"] = round(affine[first] / kernel[first], 2)
-if "p50_us" in affine and "p50_us" in raw:
-    affine["p50_over_raw_us"] = round(affine["p50_us"] - raw["p50_us"], 2)
+for name in ("affine-memif", "affine-memif-zero-copy"):
+    affine = lines.get(name, {})
+    if first in affine and kernel.get(first):
+        affine["vs_kernel"] = round(affine[first] / kernel[first], 2)
+    if "p50_us" in affine and "p50_us" in raw:
+        affine["p50_over_raw_us"] = round(affine["p50_us"] - raw["p50_us"], 2)
+for name, line in lines.items():
+    twin = lines.get(name.removesuffix("-zero-copy"), {}) if name.endswith("-zero-copy") else {}
+    if first in line and twin.get(first):
+        line["vs_copying"] = round(line[first] / twin[first], 2)
 for line in lines.values():
     print(json.dumps(line, separators=(",", ":")))
 PY

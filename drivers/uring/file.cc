@@ -54,26 +54,28 @@ bool ring_file::leave(op& o) {
   return closing_;
 }
 
-int ring_file::run(const request& r, std::uint64_t deadline_ns) {
+int ring_file::run(const request& r, std::uint64_t deadline_ns, stop_mode stop) {
   op o;
   if (!enter(o)) return -ECANCELED;
-  const int res = submit_and_wait(o, r, deadline_ns);
+  const int res = submit_and_wait(o, r, deadline_ns, stop);
   leave(o);
   return res;
 }
 
-int ring_file::submit_and_wait(op& o, const request& r, std::uint64_t deadline_ns) {
+int ring_file::submit_and_wait(op& o, const request& r, std::uint64_t deadline_ns, stop_mode stop) {
   assert(o.core == this_fiber::core());
   core_ring& ring = rings_.on(o.core);
   o.done.arm();
   if (const int e = ring.start(o, fd_, r); e < 0) return e;
-  if (o.done.wait(deadline_ns)) return o.done.result();
+  const detail::wake_reason why = o.done.wait(deadline_ns, stop);
+  if (why == detail::wake_reason::notified) return o.done.result();
   cancellable c[1];
   c[0].target = &o;
   cancel_and_wait(rings_, o.core, c);
   const int res = o.done.result();
   // Done before the cancel reached it: the result stands (no data lost).
-  return res == -ECANCELED || res == -EINTR ? -ETIMEDOUT : res;
+  if (res != -ECANCELED && res != -EINTR) return res;
+  return why == detail::wake_reason::canceled ? -ECANCELED : -ETIMEDOUT;
 }
 
 void cancel_and_wait(const ring_set& rings, unsigned core, std::span<cancellable> ops) {
@@ -134,7 +136,7 @@ void ring_file::close() {
   for (unsigned c : cores) cancel_on(c);
   lock_.lock();
   while (head_ != nullptr) {
-    drained_.wait(lock_);
+    drained_.wait(lock_, no_deadline, stop_mode::ignore);
     lock_.lock();
   }
   lock_.unlock();
@@ -142,7 +144,7 @@ void ring_file::close() {
   op o;
   o.core = this_fiber::core();
   const request r{.what = request::kind::close, .async = close_may_block_};
-  if (submit_and_wait(o, r, no_deadline) == -EBUSY) ::close(fd_);
+  if (submit_and_wait(o, r, no_deadline, stop_mode::ignore) == -EBUSY) ::close(fd_);
   fd_ = -1;
 }
 

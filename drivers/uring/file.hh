@@ -39,8 +39,9 @@ class ring_file {
   // waits. Returns the CQE's result (>= 0, or -errno); -ETIMEDOUT when the
   // deadline passed first (the operation is cancelled and waited for: the
   // kernel refers to the caller's buffers until then); -ECANCELED when the
-  // file is closed meanwhile or already.
-  int run(const request& r, std::uint64_t deadline_ns);
+  // file is closed meanwhile or already, or (stop_mode::cancel) a stop
+  // request on the fiber's token came first (cancelled and waited for too).
+  int run(const request& r, std::uint64_t deadline_ns, stop_mode stop = stop_mode::cancel);
 
   // Cancels every operation in flight, waits until they have ended, and
   // closes the fd (through the ring in a fiber; directly off the reactors,
@@ -68,7 +69,7 @@ class ring_file {
 
  private:
   // Submit and wait, without the in-flight bookkeeping (close uses it too).
-  int submit_and_wait(op& o, const request& r, std::uint64_t deadline_ns);
+  int submit_and_wait(op& o, const request& r, std::uint64_t deadline_ns, stop_mode stop);
   void link(op& o);
   void unlink(op& o);
   // Precondition: in a fiber. Cancel the operations submitted on `core`;

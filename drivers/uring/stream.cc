@@ -3,7 +3,9 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstring>
 
 #include "drivers/uring/sockets.hh"
 
@@ -31,6 +33,12 @@ std::expected<void, std::error_code> uring_stream::apply(const net::stream_optio
 
 std::expected<std::size_t, std::error_code> uring_stream::read(std::span<std::byte> buf, std::uint64_t deadline_ns) {
   if (buf.empty()) return 0;
+  if (has_lent_input()) {  // what read_view lent and was not consumed comes first
+    const std::size_t n = std::min(buf.size(), in_end_ - in_begin_);
+    std::memcpy(buf.data(), in_.get() + in_begin_, n);
+    consume(n);
+    return n;
+  }
   const int res = file_.run({.what = request::kind::recv, .buf = buf.data(), .len = buf.size()}, deadline_ns);
   if (res < 0) return failure(-res);
   return std::size_t(res);
@@ -51,8 +59,32 @@ std::expected<void, std::error_code> uring_stream::write(std::span<const std::by
   return {};
 }
 
+std::expected<std::span<const std::byte>, std::error_code> uring_stream::read_view(std::uint64_t deadline_ns) {
+  if (!has_lent_input()) {
+    if (!in_) in_ = std::make_unique_for_overwrite<std::byte[]>(view_bytes);
+    const int res = file_.run({.what = request::kind::recv, .buf = in_.get(), .len = view_bytes}, deadline_ns);
+    if (res < 0) return failure(-res);
+    in_begin_ = 0;
+    in_end_ = std::size_t(res);  // 0: the end of the stream, an empty view
+  }
+  return std::span<const std::byte>(in_.get() + in_begin_, in_end_ - in_begin_);
+}
+
+void uring_stream::consume(std::size_t n) { in_begin_ += std::min(n, in_end_ - in_begin_); }
+
+std::expected<std::span<std::byte>, std::error_code> uring_stream::write_view(std::uint64_t) {
+  if (file_.fd() < 0) return failure(EBADF);
+  if (!out_) out_ = std::make_unique_for_overwrite<std::byte[]>(view_bytes);
+  return std::span<std::byte>(out_.get(), view_bytes);
+}
+
+std::expected<void, std::error_code> uring_stream::commit(std::size_t n, std::uint64_t deadline_ns) {
+  if (!out_ || n > view_bytes) return failure(EINVAL);
+  return write({out_.get(), n}, deadline_ns);
+}
+
 std::expected<void, std::error_code> uring_stream::shutdown_write() {
-  const int res = file_.run({.what = request::kind::shutdown, .flags = SHUT_WR}, no_deadline);
+  const int res = file_.run({.what = request::kind::shutdown, .flags = SHUT_WR}, no_deadline, stop_mode::ignore);
   if (res < 0) return failure(-res);
   return {};
 }

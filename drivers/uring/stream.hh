@@ -24,6 +24,13 @@ class uring_stream final : public net::detail::stream_impl {
 
   std::expected<std::size_t, std::error_code> read(std::span<std::byte> buf, std::uint64_t deadline_ns) override;
   std::expected<void, std::error_code> write(std::span<const std::byte> data, std::uint64_t deadline_ns) override;
+  // Lent from buffers of this stream's (the kernel copies anyway): one
+  // recv fills `in_`, one commit sends from `out_`.
+  std::expected<std::span<const std::byte>, std::error_code> read_view(std::uint64_t deadline_ns) override;
+  void consume(std::size_t n) override;
+  std::expected<std::span<std::byte>, std::error_code> write_view(std::uint64_t deadline_ns) override;
+  std::expected<void, std::error_code> commit(std::size_t n, std::uint64_t deadline_ns) override;
+  bool has_lent_input() const { return in_begin_ < in_end_; }  // readable without the kernel
   std::expected<void, std::error_code> shutdown_write() override;
   void close() override { file_.close(); }
   net::detail::multi_waiter* waiter() const override;  // wait.cc
@@ -35,9 +42,14 @@ class uring_stream final : public net::detail::stream_impl {
   net::endpoint remote() const override { return remote_; }
 
  private:
+  static constexpr std::size_t view_bytes = 64 * 1024;
+
   ring_file file_;
   net::endpoint local_;
   net::endpoint remote_;
+  std::unique_ptr<std::byte[]> in_;   // read_view's bytes, [in_begin_, in_end_) not consumed
+  std::size_t in_begin_ = 0, in_end_ = 0;
+  std::unique_ptr<std::byte[]> out_;  // write_view's room; allocated on first use
 };
 
 }  // namespace affine::drivers::uring

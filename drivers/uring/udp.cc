@@ -43,7 +43,7 @@ std::expected<void, std::error_code> uring_udp::send_to(net::endpoint to, std::s
   sockaddr_in addr = to_sockaddr(to);
   iovec iov{.iov_base = const_cast<std::byte*>(datagram.data()), .iov_len = datagram.size()};
   msghdr msg = message(addr, iov);
-  const int res = file_.run({.what = request::kind::sendmsg, .buf = &msg, .flags = MSG_NOSIGNAL}, no_deadline);
+  const int res = file_.run({.what = request::kind::sendmsg, .buf = &msg, .flags = MSG_NOSIGNAL}, no_deadline, stop_mode::ignore);
   if (res < 0) return failure(-res);
   return {};
 }

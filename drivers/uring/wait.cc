@@ -39,10 +39,16 @@ short poll_events(const net::wait_entry& e) {
   return ev;
 }
 
+// Bytes read_view lent and not consumed: readable, whatever the kernel says.
+bool lends_input(const net::wait_entry& e) {
+  return e.stream && static_cast<uring_stream*>(net::detail::handle_access::of(*e.stream))->has_lent_input();
+}
+
 // An error or a hang-up makes reads and writes return at once.
 readiness answer(const net::wait_entry& e, short revents) {
   readiness r = readiness::none;
-  if (has(e.interest, readiness::readable) && (revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR)) != 0)
+  if (has(e.interest, readiness::readable) &&
+      ((revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR)) != 0 || lends_input(e)))
     r = r | readiness::readable;
   if (has(e.interest, readiness::writable) && (revents & (POLLOUT | POLLHUP | POLLERR)) != 0)
     r = r | readiness::writable;
@@ -85,7 +91,7 @@ class poll_set {
   std::size_t look() {
     const bool any = ::poll(fds_.all().data(), fds_.all().size(), 0) > 0;
     for (std::size_t i = 0; i < entries_.size(); ++i)
-      if (fds_[i].fd >= 0) entries_[i].ready = any ? answer(entries_[i], fds_[i].revents) : readiness::none;
+      if (fds_[i].fd >= 0) entries_[i].ready = answer(entries_[i], any ? fds_[i].revents : 0);
     return count();
   }
 
@@ -155,10 +161,14 @@ class waiter_on_rings final : public net::detail::multi_waiter {
     poll_set polls(entries);
     bool ok = true;
     // Woken with nothing ready (another fiber took it first): again.
-    for (std::size_t ready = polls.look(); ready == 0 && ok && now_ns() < deadline; ready = polls.look())
+    bool stopped = false;
+    for (std::size_t ready = polls.look(); ready == 0 && ok && !stopped && now_ns() < deadline; ready = polls.look()) {
       ok = polls.round(deadline);
+      stopped = this_fiber::stop_requested();
+    }
     if (const std::size_t ready = polls.leave(); ready > 0) return ready;
-    return std::unexpected(std::make_error_code(ok ? std::errc::timed_out : std::errc::device_or_resource_busy));
+    const auto e = !ok ? std::errc::device_or_resource_busy : stopped ? std::errc::operation_canceled : std::errc::timed_out;
+    return std::unexpected(std::make_error_code(e));
   }
 };
 

@@ -110,13 +110,22 @@ int main(int argc, char** argv) {
     }
     std::printf("http-server: listening on %s\n", listener->local().to_string().c_str());
     std::fflush(stdout);
+    // Ctrl-C or SIGTERM: affine::run requests a stop on this fiber's token,
+    // which every connection fiber inherits; accept, read and write return
+    // std::errc::operation_canceled at once, and everything winds down.
     for (;;) {
       auto conn = listener->accept();
+      if (!conn && conn.error() == std::errc::operation_canceled) return 0;
       if (!conn) {
         std::fprintf(stderr, "http-server: accept: %s\n", conn.error().message().c_str());
         return 1;
       }
-      affine::spawn([c = std::move(*conn)]() mutable { serve(std::move(c)); }).detach();
+      auto f = affine::spawn([c = std::move(*conn)]() mutable { serve(std::move(c)); });
+      if (!f) {  // no stack for one more fiber: that connection is closed, the server goes on
+        std::fprintf(stderr, "http-server: %s\n", f.error().message().c_str());
+        continue;
+      }
+      f->detach();
     }
   });
 }

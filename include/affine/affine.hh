@@ -8,6 +8,12 @@
 //     return affine::run(argc, argv, [](std::span<const std::string> args) { ...; return 0; });
 //   }
 //
+// SIGINT and SIGTERM become a stop request on the main fiber's token, which
+// every fiber it spawns inherits (fiber.hh): blocking calls return
+// std::errc::operation_canceled at once and the program winds down; a
+// second SIGINT (Ctrl-C again) ends the process at once. When the main fiber returns, the
+// fibers it left running get the stop too, and up to 10 s to end.
+//
 // Returns the fiber's exit code; 2 with one line on stderr for a bad
 // configuration or command line; 1 when the runtime cannot start or the
 // fiber throws.

@@ -1,11 +1,13 @@
 #pragma once
 // A bounded multi-producer multi-consumer channel between fibers on any
 // cores. `send` suspends while the channel is full, `recv` while it is empty;
-// both take a deadline. `close` wakes everyone: sends fail, receives drain
-// what is left and then return nullopt. The capacity is fixed at
-// construction: nothing grows without bound.
+// both take a deadline and end on a stop request (fiber.hh). `close` wakes
+// everyone: sends fail, receives drain what is left and then fail with
+// `closed`. The capacity is fixed at construction: nothing grows without
+// bound.
 
 #include <cstddef>
+#include <expected>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -14,7 +16,11 @@
 
 namespace affine {
 
-enum class send_result : std::uint8_t { ok, closed, timeout, full };
+// canceled: a stop request on the fiber's token (this_fiber::stop_token).
+enum class send_result : std::uint8_t { ok, closed, timeout, full, canceled };
+// Why recv or try_recv gave no value: closed and drained, the deadline
+// passed, a stop request, nothing there (try_recv).
+enum class recv_error : std::uint8_t { closed, timeout, canceled, empty };
 
 template <class T>
 class channel {
@@ -34,7 +40,11 @@ class channel {
         push_locked(std::move(value));
         return send_result::ok;
       }
-      if (!not_full_.wait(lock_, until)) return send_result::timeout;
+      switch (not_full_.wait(lock_, until)) {
+        case wait_result::notified: break;
+        case wait_result::timed_out: return send_result::timeout;
+        case wait_result::canceled: return send_result::canceled;
+      }
     }
   }
   send_result try_send(T value) {
@@ -51,22 +61,27 @@ class channel {
     return send_result::ok;
   }
 
-  // nullopt: closed and drained, or the deadline passed (see closed()).
-  std::optional<T> recv(deadline until = {}) {
+  std::expected<T, recv_error> recv(deadline until = {}) {
     for (;;) {
       lock_.lock();
       if (count_ > 0) return pop_locked();
-      if (closed_ || !not_empty_.wait(lock_, until)) {
-        if (closed_) lock_.unlock();
-        return std::nullopt;
+      if (closed_) {
+        lock_.unlock();
+        return std::unexpected(recv_error::closed);
+      }
+      switch (not_empty_.wait(lock_, until)) {
+        case wait_result::notified: break;
+        case wait_result::timed_out: return std::unexpected(recv_error::timeout);
+        case wait_result::canceled: return std::unexpected(recv_error::canceled);
       }
     }
   }
-  std::optional<T> try_recv() {
+  std::expected<T, recv_error> try_recv() {
     lock_.lock();
     if (count_ > 0) return pop_locked();
+    const bool closed = closed_;
     lock_.unlock();
-    return std::nullopt;
+    return std::unexpected(closed ? recv_error::closed : recv_error::empty);
   }
 
   void close() {
@@ -98,8 +113,8 @@ class channel {
     not_empty_.notify_one();
     lock_.unlock();
   }
-  std::optional<T> pop_locked() {
-    std::optional<T> v(std::move(*slots_[head_]));
+  T pop_locked() {
+    T v(std::move(*slots_[head_]));
     slots_[head_].reset();
     head_ = (head_ + 1) % slots_.size();
     --count_;

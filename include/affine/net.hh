@@ -86,6 +86,25 @@ class tcp_stream {
   // All of `data`, or an error.
   std::expected<void, std::error_code> write(std::span<const std::byte> data,
                                              deadline until = {});
+  // Zero-copy reads. read_view waits as read() does, then lends the bytes
+  // already received, where they lie: on the userspace stack the receive
+  // ring itself (no copy after the RX path's), on kernel sockets a buffer
+  // of the stream's own (one recv). An empty view is the end of the stream.
+  // It may hold less than all that has come (up to the ring's wrap point).
+  // The view stays valid until consume() or the next read, read_view or
+  // close; consume(n) gives the first n bytes back (at most the view's size;
+  // their room goes back into the receive window) and a read() after
+  // read_view starts at the first byte not consumed. One reader at a time.
+  std::expected<std::span<const std::byte>, std::error_code> read_view(deadline until = {});
+  void consume(std::size_t n);
+  // Zero-copy writes. write_view waits until there is room to send (as
+  // write() waits), then lends it: on the userspace stack the free space
+  // of the send ring, where the bytes are sent from, on kernel sockets a
+  // buffer of the stream's own (one send). commit(n) sends its first n
+  // bytes (at most the view's size: else invalid_argument) as write()
+  // would; the view is gone after commit. One writer at a time.
+  std::expected<std::span<std::byte>, std::error_code> write_view(deadline until = {});
+  std::expected<void, std::error_code> commit(std::size_t n, deadline until = {});
   // No more writes from this side (FIN); reads go on.
   std::expected<void, std::error_code> shutdown_write();
   // Orderly close. Idempotent.

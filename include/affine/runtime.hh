@@ -51,7 +51,8 @@ class runtime {
   runtime& operator=(const runtime&) = delete;
 
   // Run `fn` as a fiber on core 0 and block the calling (non-reactor) thread
-  // until it returns; its result or exception comes back here.
+  // until it returns; its result or exception comes back here (a
+  // std::system_error when the fiber cannot be spawned).
   template <class F>
   auto run(F&& fn) -> std::invoke_result_t<F&> {
     using R = std::invoke_result_t<F&>;
@@ -87,16 +88,25 @@ class runtime {
   std::unique_ptr<impl> impl_;
 };
 
+namespace detail {
+// Spawns `fn` pinned on `core`, following no stop token, and joins it:
+// throws std::system_error when it cannot be spawned.
+void run_pinned_on(unsigned core, std::move_only_function<void()> fn);
+}  // namespace detail
+
 // Run `fn` on reactor `core` (in a fiber pinned there) and return its result
-// to the calling fiber, which waits for it. Precondition: called in a fiber.
+// to the calling fiber, which waits for it to the end (a stop request does
+// not cut it short: `fn` refers to the caller's frame). Throws
+// std::system_error when no fiber can be spawned. Precondition: called in a
+// fiber.
 template <class F>
 auto submit_to(unsigned core, F&& fn) -> std::invoke_result_t<F&> {
   using R = std::invoke_result_t<F&>;
   if constexpr (std::is_void_v<R>) {
-    spawn([&] { fn(); }, {.core = core, .pinned = true}).join();
+    detail::run_pinned_on(core, [&] { fn(); });
   } else {
     std::optional<R> out;
-    spawn([&] { out.emplace(fn()); }, {.core = core, .pinned = true}).join();
+    detail::run_pinned_on(core, [&] { out.emplace(fn()); });
     return std::move(*out);
   }
 }

@@ -6,8 +6,12 @@
 //
 // Blocking calls suspend the calling fiber (never the reactor thread) and
 // take an optional deadline (time.hh: a duration, a steady_clock time point
-// or now_ns() nanoseconds); they report a timeout by returning false. Never
-// suspend while holding a spinlock.
+// or now_ns() nanoseconds); they report a timeout as std::errc::timed_out,
+// and a stop request on the fiber's stop token (fiber.hh,
+// this_fiber::stop_token) as std::errc::operation_canceled, at once, also
+// when the request came before the call. mutex::lock() alone waits
+// whatever comes, as std::mutex does. Never suspend while holding a
+// spinlock.
 
 #include <atomic>
 #include <concepts>
@@ -16,7 +20,10 @@
 #include <limits>
 #include <optional>
 #include <span>
+#include <system_error>
+#include <expected>
 
+#include "affine/fiber.hh"
 #include "affine/time.hh"
 
 namespace affine {
@@ -43,6 +50,14 @@ class spinlock {
   std::atomic<bool> locked_{false};
 };
 
+// How a wait ended: a notifier woke it, its deadline passed, or a stop
+// request on the fiber's stop token ended it.
+enum class wait_result : std::uint8_t { notified, timed_out, canceled };
+
+// std::errc::timed_out or operation_canceled for a wait that was not
+// notified; {} for one that was.
+std::error_code error_of(wait_result r);
+
 // Fibers waiting for something guarded by the caller's spinlock. The queue
 // has no lock of its own: every call requires the owner's spinlock held.
 class wait_queue {
@@ -61,9 +76,9 @@ class wait_queue {
 
   // Precondition: in a fiber, `held` locked. Enqueues the calling fiber,
   // releases `held` once the fiber is off its core, and suspends until
-  // notified (true) or the deadline passes (false). Returns with `held`
-  // unlocked.
-  bool wait(spinlock& held, deadline until = {});
+  // notified, the deadline passes, or (stop_mode::cancel) a stop request.
+  // Returns with `held` unlocked.
+  wait_result wait(spinlock& held, deadline until = {}, stop_mode stop = stop_mode::cancel);
 
   // Precondition: the owner's spinlock held. Wake the oldest waiter; returns
   // whether one was woken. A waiter that already timed out is skipped.
@@ -84,9 +99,9 @@ class wait_queue {
 
 class mutex {
  public:
-  void lock();
+  void lock();  // waits whatever comes: no deadline, no stop
   bool try_lock();
-  bool lock_until(deadline until);
+  std::expected<void, std::error_code> lock_until(deadline until);
   void unlock();
 
  private:
@@ -97,16 +112,21 @@ class mutex {
 
 class condition_variable {
  public:
-  // Precondition: `m` locked by the caller. Returns with `m` locked again;
-  // false on timeout. Spurious wakeups do not happen but callers should
-  // still re-check their predicate (another fiber may run first).
-  bool wait(mutex& m, deadline until = {});
+  // Precondition: `m` locked by the caller. Returns with `m` locked again,
+  // also on a timeout or a stop. Spurious wakeups do not happen but callers
+  // should still re-check their predicate (another fiber may run first).
+  std::expected<void, std::error_code> wait(mutex& m, deadline until = {});
+  // Until pred() holds: {} when it does, else the error of the wait that
+  // ended it (pred() is looked at once more first).
   template <class Pred>
     requires std::predicate<Pred&>  // wait(m, 100ms) is the deadline form
-  bool wait(mutex& m, Pred pred, deadline until = {}) {
+  std::expected<void, std::error_code> wait(mutex& m, Pred pred, deadline until = {}) {
     while (!pred())
-      if (!wait(m, until)) return pred();
-    return true;
+      if (auto r = wait(m, until); !r) {
+        if (pred()) return {};
+        return r;
+      }
+    return {};
   }
   void notify_one();
   void notify_all();
@@ -119,7 +139,7 @@ class condition_variable {
 class semaphore {
  public:
   explicit semaphore(std::uint64_t initial = 0) : count_(initial) {}
-  bool acquire(deadline until = {});
+  std::expected<void, std::error_code> acquire(deadline until = {});
   bool try_acquire();
   void release(std::uint64_t n = 1);
   std::uint64_t available() const;
@@ -136,21 +156,24 @@ class event {
  public:
   void set();
   bool is_set() const { return set_.load(std::memory_order_acquire); }
-  bool wait(deadline until = {});
+  // stop_mode::ignore: only set() or the deadline ends it (a wait that
+  // must see its event, such as one that guards a destructor).
+  std::expected<void, std::error_code> wait(deadline until = {}, stop_mode stop = stop_mode::cancel);
 
  private:
-  friend std::optional<std::size_t> wait_any(std::span<event* const>, deadline);
+  friend std::expected<std::size_t, std::error_code> wait_any(std::span<event* const>, deadline);
   spinlock lock_;
   std::atomic<bool> set_{false};
   wait_queue waiters_;
 };
 
-// Suspend until the first of `events` is set or the deadline passes; returns
-// the index of a set event (the lowest if several), nullopt on timeout.
-std::optional<std::size_t> wait_any(std::span<event* const> events,
-                                    deadline until = {});
-inline std::optional<std::size_t> wait_any(std::initializer_list<event*> events,
-                                           deadline until = {}) {
+// Suspend until the first of `events` is set, the deadline passes or a stop
+// comes; returns the index of a set event (the lowest if several; a set
+// event wins over a timeout or a stop that came at the same time).
+std::expected<std::size_t, std::error_code> wait_any(std::span<event* const> events,
+                                                     deadline until = {});
+inline std::expected<std::size_t, std::error_code> wait_any(std::initializer_list<event*> events,
+                                                            deadline until = {}) {
   return wait_any(std::span<event* const>(events.begin(), events.size()), until);
 }
 

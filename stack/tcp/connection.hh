@@ -91,6 +91,15 @@ class connection {
   // Copies out of the receive buffer; 0 when nothing is there (see eof()).
   // The connection's error once it failed and nothing is left to read.
   std::expected<std::size_t, std::error_code> recv(std::span<std::byte> out);
+  // Zero-copy (net.hh read_view / write_view). The receive buffer's bytes
+  // where they lie, up to its wrap point (empty: nothing there, see eof());
+  // consume(n) drops the first n of them (clamped: a reset may have emptied
+  // the buffer meanwhile). The send buffer's free space up to its wrap
+  // point: bytes placed there and passed to send() from where they lie are
+  // queued without a copy. Errors as recv() and send().
+  std::expected<std::span<const std::byte>, std::error_code> recv_view() const;
+  void consume(std::size_t n);
+  std::expected<std::span<std::byte>, std::error_code> send_room();
   std::size_t readable() const { return rcv_buf_.size(); }
   std::size_t writable() const;
   void shutdown_write();               // FIN after the queued data (RFC 9293 3.10.4)

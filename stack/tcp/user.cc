@@ -3,20 +3,42 @@
 
 #include "stack/tcp/connection.hh"
 
+#include <algorithm>
+
 namespace affine::stack::tcp {
+
+namespace {
+
+// Why a send cannot be taken: the connection's error, else (RFC 9293 3.10.2)
+// "error: connection closing".
+std::unexpected<std::error_code> cannot_send(std::error_code error) {
+  return std::unexpected(error ? error : std::make_error_code(std::errc::broken_pipe));
+}
+
+}  // namespace
 
 std::expected<std::size_t, std::error_code> connection::send(std::span<const std::byte> data) {
   // RFC 9293 3.10.2: in SYN-SENT and SYN-RECEIVED the data is queued for
   // after the handshake.
   if (writable_state()) return snd_buf_.write(data);
-  if (error_) return std::unexpected(error_);
-  // "error: connection closing".
-  return std::unexpected(std::make_error_code(std::errc::broken_pipe));
+  return cannot_send(error_);
 }
 
 std::expected<std::size_t, std::error_code> connection::recv(std::span<std::byte> out) {
   if (rcv_buf_.empty() && error_) return std::unexpected(error_);
   return rcv_buf_.read(out);
+}
+
+std::expected<std::span<const std::byte>, std::error_code> connection::recv_view() const {
+  if (rcv_buf_.empty() && error_) return std::unexpected(error_);
+  return rcv_buf_.contiguous_at(0, rcv_buf_.size());
+}
+
+void connection::consume(std::size_t n) { rcv_buf_.consume(std::min(n, rcv_buf_.size())); }
+
+std::expected<std::span<std::byte>, std::error_code> connection::send_room() {
+  if (writable_state()) return snd_buf_.free_contiguous(snd_buf_.capacity());
+  return cannot_send(error_);
 }
 
 void connection::shutdown_write() {

@@ -98,7 +98,7 @@ class later {
       : h_(spawn([delay, f = std::move(f)]() mutable {
           this_fiber::sleep_for(delay);
           f();
-        })) {}
+        }).value()) {}
   ~later() { join(); }
   void join() {
     if (h_.joinable()) h_.join();

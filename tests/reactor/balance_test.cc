@@ -27,7 +27,7 @@ unsigned run_hogs_from_core0(unsigned n, std::uint64_t ns, bool pinned) {
         away = away || this_fiber::core() != 0;
       }
       if (away) ++moved;
-    }, {.core = 0, .pinned = pinned}));
+    }, {.core = 0, .pinned = pinned}).value());
   for (auto& h : hs) h.join();
   return moved.load();
 }

@@ -26,7 +26,7 @@ TEST_F(fiber_api, SpawnAndJoinRunsEveryFiberOnce) {
   std::atomic<int> ran{0};
   rt_->run([&] {
     std::vector<fiber_handle> hs;
-    for (int i = 0; i < 100; ++i) hs.push_back(spawn([&] { ran.fetch_add(1); }));
+    for (int i = 0; i < 100; ++i) hs.push_back(spawn([&] { ran.fetch_add(1); }).value());
     for (auto& h : hs) h.join();
   });
   EXPECT_EQ(ran.load(), 100);
@@ -41,7 +41,7 @@ TEST_F(fiber_api, YieldRunsOtherFibersInFifoOrder) {
         order.push_back(i);
         this_fiber::yield();
         order.push_back(10 + i);
-      }, {.core = 0, .pinned = true}));
+      }, {.core = 0, .pinned = true}).value());
     for (auto& h : hs) h.join();
   });
   EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 10, 11, 12}));
@@ -76,7 +76,7 @@ TEST_F(fiber_api, ManySleepersWakeInDeadlineOrder) {
         lock.lock();
         order.push_back(i);
         lock.unlock();
-      }, {.core = 0, .pinned = true}));
+      }, {.core = 0, .pinned = true}).value());
     t0 = now_ns();
     start.set();
     for (auto& h : hs) h.join();
@@ -86,7 +86,7 @@ TEST_F(fiber_api, ManySleepersWakeInDeadlineOrder) {
 
 TEST_F(fiber_api, JoinRethrowsWhatTheFiberThrew) {
   rt_->run([] {
-    auto h = spawn([] { throw std::runtime_error("boom"); });
+    auto h = spawn([] { throw std::runtime_error("boom"); }).value();
     EXPECT_THROW(h.join(), std::runtime_error);
   });
 }
@@ -111,7 +111,7 @@ TEST_F(fiber_api, FiberLocalIsPerFiberAndDestroyedAtExit) {
       local->v = 2;
       this_fiber::yield();
       EXPECT_EQ(local->v, 2);
-    });
+    }).value();
     h.join();
     EXPECT_EQ(local->v, 1);
     EXPECT_EQ(counted::alive.load(), 1);  // the other fiber's died with it
@@ -130,7 +130,7 @@ TEST_F(fiber_api, PinnedFiberNeverLeavesItsCore) {
         this_fiber::migrate(0);  // refused: pinned
         this_fiber::sleep_for(std::chrono::microseconds(5));
       }
-    }, {.core = 1, .pinned = true});
+    }, {.core = 1, .pinned = true}).value();
     h.join();
   });
 }
@@ -145,7 +145,7 @@ TEST_F(fiber_api, SpawnFromOutsideTheReactors) {
   std::atomic<bool> done{false};
   rt_->run([] {});
   {
-    auto h = spawn([&] { done = true; }, {.core = 1});
+    auto h = spawn([&] { done = true; }, {.core = 1}).value();
     h.detach();
   }
   for (int i = 0; i < 1000 && !done; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -185,7 +185,7 @@ TEST_F(fiber_api, MigratingFiberAlwaysSeesItsOwnCore) {
 TEST_F(fiber_api, MaybeYieldHonoursTheQuota) {
   std::atomic<bool> other_ran{false};
   rt_->run([&] {
-    auto h = spawn([&] { other_ran = true; }, {.core = this_fiber::core(), .pinned = true});
+    auto h = spawn([&] { other_ran = true; }, {.core = this_fiber::core(), .pinned = true}).value();
     // Spin well past the 500 us quota, offering to yield.
     const std::uint64_t end = now_ns() + 5'000'000;
     bool yielded = false;

@@ -27,7 +27,7 @@ TEST_F(reactor_idle, IdleReactorsGoToSleep) {
 TEST_F(reactor_idle, RemoteWakeupReachesASleepingReactor) {
   rt_->run([] {
     event go;
-    auto h = spawn([&] { go.wait(); }, {.core = 1, .pinned = true});
+    auto h = spawn([&] { go.wait(); }, {.core = 1, .pinned = true}).value();
     this_fiber::sleep_for(std::chrono::milliseconds(20));  // core 1 is asleep by now
     go.set();
     h.join();
@@ -41,7 +41,7 @@ TEST_F(reactor_idle, TimerWakesASleepingReactor) {
       const std::uint64_t t0 = now_ns();
       this_fiber::sleep_for(std::chrono::milliseconds(30));
       EXPECT_GE(now_ns() - t0, 30'000'000u);
-    }, {.core = 1, .pinned = true});
+    }, {.core = 1, .pinned = true}).value();
     h.join();
   });
 }

@@ -52,7 +52,7 @@ TEST_F(reactor_stress, TwentyThousandFibersPingPongAcrossBothCores) {
           p->pong.acquire();
           ++p->round_trips;
         }
-      }, {.core = 0, .pinned = pinned}));
+      }, {.core = 0, .pinned = pinned}).value());
       hs.push_back(spawn([p] {
         for (;;) {
           p->ping.acquire();
@@ -61,7 +61,7 @@ TEST_F(reactor_stress, TwentyThousandFibersPingPongAcrossBothCores) {
           p->pong.release();
           if (last) return;
         }
-      }, {.core = 1, .pinned = pinned}));
+      }, {.core = 1, .pinned = pinned}).value());
     }
     for (auto& h : hs) h.join();
   });

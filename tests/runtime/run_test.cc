@@ -74,7 +74,7 @@ TEST(affine_run, SocketApiWorksOnKernelSocketsByDefault) {
       if (!c) return;
       std::array<std::byte, 5> buf{};
       if (c->read_exactly(buf)) (void)c->write(buf);
-    });
+    }).value();
     auto c = net::connect(at, now_ns() + 5'000'000'000ULL);
     if (!c) return 11;
     const std::array<std::byte, 5> hello{std::byte{'h'}, std::byte{'e'}, std::byte{'l'}, std::byte{'l'},

@@ -50,13 +50,13 @@ class busy_poll : public testing::two_stacks {
         ASSERT_TRUE(c.has_value());
         std::array<std::byte, 64> buf;
         while (c->read_exactly(buf, now_ns() + 10'000'000'000ull)) (void)c->write(buf);
-      });
+      }).value();
       std::atomic<bool> stop{false};
       fiber_handle hog;
       if (antagonist)
         hog = spawn([&] {
           while (!stop.load(std::memory_order_relaxed)) this_fiber::yield();
-        }, {.core = 0, .pinned = true});
+        }, {.core = 0, .pinned = true}).value();
       auto client = spawn([&] {
         auto c = a.backend().connect({{b_ip}, 7}, now_ns() + 10'000'000'000ull, {});
         ASSERT_TRUE(c.has_value()) << c.error().message();
@@ -66,7 +66,7 @@ class busy_poll : public testing::two_stacks {
           ASSERT_TRUE(s.write(req, now_ns() + 10'000'000'000ull).has_value());
           ASSERT_TRUE(s.read_exactly(resp, now_ns() + 10'000'000'000ull).has_value());
         }
-      }, {.core = 0, .pinned = true});
+      }, {.core = 0, .pinned = true}).value();
       client.join();
       stop = true;
       if (hog.joinable()) hog.join();

@@ -153,10 +153,10 @@ class rps_live : public testing::two_stacks {
           sessions.push_back(spawn([c = std::move(*c)]() mutable {
             std::array<std::byte, 64> buf;
             while (c.read_exactly(buf, now_ns() + ten_s)) (void)c.write(buf);
-          }, {.core = 0, .pinned = true}));
+          }, {.core = 0, .pinned = true}).value());
         }
         for (auto& s : sessions) s.join();
-      });
+      }).value();
       std::vector<fiber_handle> clients;
       for (int i = 0; i < flows; ++i)
         clients.push_back(spawn([&] {
@@ -168,7 +168,7 @@ class rps_live : public testing::two_stacks {
             ASSERT_TRUE(s.write(req, now_ns() + ten_s).has_value());
             ASSERT_TRUE(s.read_exactly(resp, now_ns() + ten_s).has_value());
           }
-        }));
+        }).value());
       for (auto& c : clients) c.join();
       server.join();
       out = settled_counts_of(b);

@@ -349,7 +349,7 @@ TEST_F(udp_raw, CloseFromAnotherFiberWakesAReaderWithOperationCanceled) {
       std::array<std::byte, 16> buf;
       auto got = u->recv_from(buf, in_5s());
       if (!got) seen = got.error();
-    });
+    }).value();
     this_fiber::sleep_for(10ms);
     u->close();
     reader.join();
@@ -411,7 +411,7 @@ TEST_F(udp_two_stacks, DatagramsGoBothWays) {
         auto got = b->recv_from(buf, in_5s());
         if (!got || !b->send_to(got->from, std::span(buf).first(got->size))) return;
       }
-    }, {.core = cores_ - 1});
+    }, {.core = cores_ - 1}).value();
     std::vector<std::byte> out, in(2048);
     for (int i = 0; i < rounds; ++i) {
       out.resize(std::size_t(i * 37) % (largest_payload + 1));

@@ -97,7 +97,7 @@ class wakeup_policy : public testing::two_stacks {
           if (!c->read_exactly(buf, now_ns() + io_timeout_ns)) break;
           if (!c->write(buf, now_ns() + io_timeout_ns)) break;
         }
-      }, {.core = 0});
+      }, {.core = 0}).value();
       auto client = spawn([&] {
         auto c = a.backend().connect({{b_ip}, 7}, now_ns() + io_timeout_ns, {});
         ASSERT_TRUE(c.has_value()) << c.error().message();
@@ -109,13 +109,13 @@ class wakeup_policy : public testing::two_stacks {
         };
         trip();  // the accept and the connection's first wakeups are not counted
         event stop_hog;
-        auto hog = spawn([&] { while (!stop_hog.is_set()) this_fiber::yield(); }, {.core = 1, .pinned = true});
+        auto hog = spawn([&] { while (!stop_hog.is_set()) this_fiber::yield(); }, {.core = 1, .pinned = true}).value();
         const placement_counts before = placements_on(1);
         for (int i = 0; i < round_trips; ++i) trip();
         out = placements_on(1) - before;
         stop_hog.set();
         hog.join();
-      }, {.core = 0, .pinned = true});
+      }, {.core = 0, .pinned = true}).value();
       client.join();
       listener.close();
       server.join();
@@ -139,7 +139,7 @@ class wakeup_policy : public testing::two_stacks {
           auto wakee = spawn([&] {
             waiting = true;
             wait(i);
-          }, {.core = 0});
+          }, {.core = 0}).value();
           submit_to(1, [&] {
             while (!waiting.load()) this_fiber::yield();
             // A fiber woken while still parking is queued by its own core
@@ -152,7 +152,7 @@ class wakeup_policy : public testing::two_stacks {
           wakee.join();
         }
         out = placements_on(1) - before;
-      }, {.core = 0, .pinned = true});
+      }, {.core = 0, .pinned = true}).value();
       driver.join();
     });
     return out;

@@ -104,9 +104,9 @@ proxy_under_test::proxy_under_test(std::vector<backend_config> configs, session_
       spawn([this, c = std::move(*s)]() mutable {
         ends_.send(run_session(std::move(c), ctx_));
         live_.fetch_sub(1);
-      }).detach();
+      }).value().detach();
     }
-  });
+  }).value();
 }
 
 proxy_under_test::~proxy_under_test() {
@@ -158,7 +158,7 @@ std::unique_ptr<stats_snapshot> replay_through_proxy(std::span<const captured_pa
     peer server = backend.accept();
     play(server, session, 'S', 1, rewrite_handshake_response);
     EXPECT_TRUE(server.closed_within(peer_timeout_ns));
-  });
+  }).value();
   peer client = proxy.connect();
   play(client, session, 'C', 0, rewrite_greeting);
   client.close();

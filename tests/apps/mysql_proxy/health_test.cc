@@ -30,7 +30,7 @@ TEST(mysql_health, CheckReadsTheGreetingAndCloses) {
       peer server = backend.accept();
       server.send(0, from_hex(mariadb_session[0].hex));
       EXPECT_TRUE(server.closed_within(check_timeout_ns));
-    });
+    }).value();
     EXPECT_TRUE(check_backend(backend.address(), check_timeout_ns));
     server_side.join();
   });
@@ -47,7 +47,7 @@ TEST(mysql_health, CheckSaysWhyABackendIsNotServing) {
       peer garbage = backend.accept();
       garbage.send(0, from_hex("0a352e35"));
       EXPECT_TRUE(silent.closed_within(check_timeout_ns));
-    });
+    }).value();
     EXPECT_EQ(check_backend(backend.address(), check_timeout_ns).error(), "greeting: ERR 1129 Host blocked");
     EXPECT_EQ(check_backend(backend.address(), 50'000'000).error(), "greeting: timed out");
     EXPECT_EQ(check_backend(backend.address(), check_timeout_ns).error(), "greeting: truncated handshake packet");
@@ -67,7 +67,7 @@ class greeter {
         auto s = listener_->accept(now_ns() + 10'000'000);
         if (s) peer(std::move(*s)).send(0, from_hex(mariadb_session[0].hex));
       }
-    });
+    }).value();
   }
   ~greeter() {
     stop_.store(true);
@@ -95,16 +95,16 @@ TEST(mysql_health, BackendGoesDownAfterFallFailuresAndComesBack) {
     const std::array configs{backend_config{.address = address}};
     backend_set set(configs);
     set.mark(0, false);
-    std::atomic<bool> stop{false};
+    std::stop_source stop;
     const health_options o{.interval_ns = 20'000'000, .timeout_ns = 200'000'000, .fall = 2, .rise = 1};
-    auto checker = spawn([&] { run_health_checks(set, o, [&] { return stop.load(); }); });
+    auto checker = spawn([&] { run_health_checks(set, o); }, {.stop = stop.get_token()}).value();
     EXPECT_TRUE(becomes(set.at(0), true));
     up.reset();  // connections are refused from now on
     EXPECT_TRUE(becomes(set.at(0), false));
     EXPECT_EQ(set.at(0).down_epoch(), 2u);  // marked down at the start, and now
     up = std::make_unique<greeter>(address);
     EXPECT_TRUE(becomes(set.at(0), true));
-    stop.store(true);
+    stop.request_stop();
     checker.join();
   });
 }

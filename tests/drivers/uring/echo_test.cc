@@ -57,7 +57,7 @@ TEST_F(uring_echo, ServesManyConcurrentKernelClients) {
       auto s = l->accept(in_10s());
       if (!s) break;
       EXPECT_EQ(s->remote().addr, net::loopback);
-      servers.push_back(spawn([c = std::move(*s)]() mutable { echo(c); }));
+      servers.push_back(spawn([c = std::move(*s)]() mutable { echo(c); }).value());
     }
     for (auto& h : servers) h.join();
     return int(servers.size());

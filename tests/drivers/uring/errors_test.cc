@@ -82,7 +82,7 @@ TEST_F(uring_errors, ManyConcurrentDeadlinesEachTimeOutAndDataStillFlows) {
         const std::byte b{std::uint8_t(i)};
         std::array<std::byte, 1> back;
         if (s->write({&b, 1}, in_10s()) && s->read_exactly(back, in_10s()) && back[0] == b) ++echoes;
-      }, {.core = unsigned(i % 2)}));
+      }, {.core = unsigned(i % 2)}).value());
     }
     for (auto& h : hs) h.join();
   });
@@ -157,7 +157,7 @@ TEST_F(uring_errors, ListenerCloseWakesEveryBlockedAccept) {
       hs.push_back(spawn([&] {
         auto s = l->accept(in_10s());
         if (!s && s.error() == std::errc::operation_canceled) ++cancelled;
-      }, {.core = c, .pinned = true}));
+      }, {.core = c, .pinned = true}).value());
     }
     this_fiber::sleep_for(std::chrono::milliseconds(20));  // both are blocked in accept
     const std::uint64_t t0 = now_ns();
@@ -185,7 +185,7 @@ TEST_F(uring_errors, CloseCancelsAReadInFlight) {
       std::array<std::byte, 16> buf;
       auto n = s->read(buf, in_10s());
       if (!n) got = n.error();
-    }, {.core = 1, .pinned = true});
+    }, {.core = 1, .pinned = true}).value();
     this_fiber::sleep_for(std::chrono::milliseconds(20));
     s->close();
     reader.join();

@@ -42,7 +42,7 @@ TEST_F(uring_idle, ReactorsWithOnlyIdleSocketsSleepAndAnArrivalWakesThem) {
           ++connected;
           std::array<std::byte, 1> b;
           if (s->read(b) == 1u) ++woken;  // no deadline: no timer keeps the reactor awake
-        }, {.core = unsigned(i % 2), .pinned = true}));
+        }, {.core = unsigned(i % 2), .pinned = true}).value());
       }
       while (connected.load() < conns) this_fiber::sleep_for(std::chrono::milliseconds(1));
       blocked.set_value();

@@ -141,7 +141,7 @@ TEST_F(uring_udp, CloseFromAnotherFiberWakesAReaderWithOperationCanceled) {
       std::array<std::byte, 16> buf;
       auto got = u->recv_from(buf, in_10s());
       if (!got) seen = got.error();
-    });
+    }).value();
     this_fiber::sleep_for(20ms);
     u->close();
     reader.join();
@@ -233,7 +233,7 @@ TEST_F(uring_linger, ACloseThatLingersDoesNotStallTheReactor) {
           this_fiber::sleep_for(5ms);
           max_gap = std::max(max_gap, now_ns() - last);
         }
-      }, {.core = 0, .pinned = true});
+      }, {.core = 0, .pinned = true}).value();
       this_fiber::sleep_for(20ms);
       const std::uint64_t t0 = now_ns();
       s->close();
@@ -241,7 +241,7 @@ TEST_F(uring_linger, ACloseThatLingersDoesNotStallTheReactor) {
       this_fiber::sleep_for(20ms);
       stop = true;
       ticker.join();
-    }, {.core = 0, .pinned = true});
+    }, {.core = 0, .pinned = true}).value();
     closer.join();
   });
   peer.join();

@@ -140,7 +140,7 @@ void echo_server(net::tcp_listener& l, unsigned connections) {
         if (!w) ADD_FAILURE() << "echo write: " << w.error().message();
         if (!w) break;
       }
-    }));
+    }).value());
   }
   for (auto& f : fibers) f.join();
 }

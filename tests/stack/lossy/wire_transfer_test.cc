@@ -55,7 +55,7 @@ void exchange(net::tcp_stream& s, std::size_t total, std::uint64_t seed, std::ui
       out.sent += n;
     }
     (void)s.shutdown_write();
-  });
+  }).value();
   const testing::byte_pattern p{peer_seed};
   std::vector<std::byte> buf(64 * 1024);
   for (;;) {
@@ -97,7 +97,7 @@ class wire_transfer : public testing::two_stacks {
           return;
         }
         exchange(*c, total, 2, 1, r.at_b);
-      });
+      }).value();
       auto c = sa.backend().connect({{b_ip}, port}, now_ns() + 30'000'000'000ull, {});
       ASSERT_TRUE(c.has_value()) << c.error().message();
       net::tcp_stream client(std::move(*c));
