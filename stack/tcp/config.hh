@@ -29,6 +29,7 @@ struct connection_config {
   std::size_t recv_buffer = 256 * 1024;
   bool window_scaling = true;  // RFC 7323 2
   bool timestamps = true;      // RFC 7323 3
+  bool sack = true;            // RFC 2018: offered, and SACK blocks reported when both SYNs had it
   rto_config rto;
   congestion_algorithm congestion = congestion_algorithm::new_reno;
   // RFC 1122 4.2.3.2: an ACK is delayed less than 0.5 s; Linux uses 40 ms.

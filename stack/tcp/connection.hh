@@ -13,10 +13,11 @@
 // The application's calls (send, recv, shutdown_write, close, abort) change
 // only buffers and flags; their segments leave on the next output().
 //
-// Later steps have their places marked: SACK (the assembler's ranges and
-// tcp_options::sack), CUBIC (congestion_control), SYN cookies (the listener)
+// Later steps have their places marked: the SACK sender's scoreboard
+// (tcp_options::sack on received ACKs), CUBIC (congestion_control), SYN cookies (the listener)
 // and the RFC 5961 defences (check_rst, check_syn, check_ack).
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <expected>
@@ -135,6 +136,7 @@ class connection {
   std::uint8_t send_window_scale() const { return snd_wscale_; }
   std::uint8_t recv_window_scale() const { return rcv_wscale_; }
   bool timestamps_enabled() const { return ts_ok_; }
+  bool sack_enabled() const { return sack_ok_; }  // RFC 2018 2: both SYNs had SACK-permitted
 
   // One line of the connection's variables (RFC 9293 3.3.1 names), for
   // stats endpoints and for tests that must say why a transfer stalled.
@@ -219,6 +221,10 @@ class connection {
   step_result check_timestamps(const tcp_segment& seg, std::uint64_t now_ns);
   void update_ts_recent(const tcp_segment& seg, std::uint64_t now_ns);
 
+  // sack.cc: the SACK blocks a data receiver reports (RFC 2018 4).
+  void note_out_of_order(seq32 seq);
+  void add_sack_blocks(tcp_options& o, std::uint32_t room_bytes) const;
+
   // transmit.cc
   void output_syn(std::uint64_t now_ns, segment_sink sink);
   void output_data(std::uint64_t now_ns, segment_sink sink);
@@ -265,6 +271,7 @@ class connection {
   // Options (RFC 9293 3.7.1, RFC 7323).
   bool ws_ok_ = false;
   bool ts_ok_ = false;
+  bool sack_ok_ = false;           // RFC 2018 2: both SYNs carried SACK-permitted
   std::uint32_t eff_mss_ = 536;
   std::uint32_t ts_offset_ = 0;
   std::uint32_t ts_recent_ = 0;
@@ -274,6 +281,10 @@ class connection {
   ring_buffer snd_buf_;
   ring_buffer rcv_buf_;
   assembler ooo_;
+  // RFC 2018 4: where the latest out-of-order segments began, newest first:
+  // their blocks are reported first, so each goes out in several ACKs.
+  std::array<seq32, 4> sack_recent_{};
+  std::uint8_t sack_recent_count_ = 0;
   std::unique_ptr<std::byte[]> scratch_;  // a segment that wraps in the send ring is copied here
 
   // Loss detection and recovery (RFC 5681, RFC 6582) and RTT (RFC 6298).

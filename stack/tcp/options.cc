@@ -1,6 +1,7 @@
 // TCP options: MSS (RFC 9293 3.7.1, RFC 6691), window scale and
-// timestamps with PAWS (RFC 7323). Window scale and MSS are settled by the
-// two SYNs; timestamps go on every segment once both SYNs carried them.
+// timestamps with PAWS (RFC 7323), SACK-permitted (RFC 2018 2). Window
+// scale, MSS and SACK are settled by the two SYNs; timestamps go on every
+// segment once both SYNs carried them.
 
 #include <algorithm>
 
@@ -36,6 +37,8 @@ tcp_options connection::syn_options(std::uint64_t now_ns) const {
   o.mss = cfg_.mss;
   if (cfg_.window_scaling && (active || ws_ok_)) o.window_scale = rcv_wscale_;
   if (cfg_.timestamps && (active || ts_ok_)) o.timestamps = tcp_timestamps{ts_clock(now_ns), active ? 0 : ts_recent_};
+  // RFC 2018 2: "MAY be sent in a SYN ... only" (and in a SYN,ACK only when the SYN had it).
+  if (cfg_.sack && (active || sack_ok_)) o.sack_permitted = true;
   return o;
 }
 
@@ -49,6 +52,7 @@ void connection::negotiate(const tcp_segment& syn, std::uint64_t now_ns) {
     snd_wscale_ = 0;
     rcv_wscale_ = 0;
   }
+  sack_ok_ = cfg_.sack && syn.options.sack_permitted;
   ts_ok_ = cfg_.timestamps && syn.options.timestamps.has_value();
   if (ts_ok_) {
     ts_recent_ = syn.options.timestamps->value;

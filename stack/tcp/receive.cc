@@ -46,7 +46,13 @@ connection::step_result connection::process_data(const tcp_segment& seg, const i
   // receive buffer's free space past RCV.NXT, bounded by the buffer and the
   // assembler's range count; RFC 5681 4.2: a duplicate ACK at once.
   const std::size_t n = rcv_buf_.write_at(offset, in.data);
-  if (n > 0 && ooo_.add(offset, n) == assembler::add_result::too_many_ranges) ++stats_.ooo_ranges_full;
+  if (n > 0) {
+    if (ooo_.add(offset, n) == assembler::add_result::too_many_ranges) {
+      ++stats_.ooo_ranges_full;
+    } else {
+      note_out_of_order(in.seq);  // new or held already: its block goes first (RFC 2018 4)
+    }
+  }
   ack_now_ = true;
   return std::nullopt;
 }

@@ -115,6 +115,10 @@ bool connection::send_allowed(std::uint32_t len, std::uint32_t queued, bool fin,
 void connection::send_data_segment(seq32 seq, std::uint32_t len, bool fin, std::uint64_t now_ns,
                                    segment_sink sink) {
   tcp_segment seg = make_segment(fin ? tcp_control::fin : tcp_control::none, seq, now_ns);
+  if (seg.options.sack_count > 0) {  // the blocks and the payload share Eff.snd.MSS
+    seg.options.sack_count = 0;
+    add_sack_blocks(seg.options, len < eff_mss_ ? eff_mss_ - len : 0);
+  }
   seg.payload = send_bytes(seq, len);
   // RFC 9293 3.9.1: PUSH on the segment that empties the send buffer.
   seg.psh = len > 0 && seq + len == fin_seq();
@@ -198,6 +202,9 @@ tcp_segment connection::make_segment(tcp_control control, seq32 seq, std::uint64
   }
   // RFC 7323 3.2: on every segment once negotiated (a RST SHOULD carry it).
   if (ts_ok_) seg.options.timestamps = tcp_timestamps{ts_clock(now_ns), ts_recent_};
+  // RFC 2018 4: SACK blocks on every ACK while data past RCV.NXT is held
+  // (a data segment trims them to what fits beside its payload).
+  if (sack_ok_ && control != tcp_control::rst && !ooo_.empty()) add_sack_blocks(seg.options, eff_mss_);
   return seg;
 }
 

@@ -62,6 +62,7 @@ harness::harness() : isn_(test_secret) {
   config.recv_buffer = 64000;
   config.window_scaling = false;
   config.timestamps = false;
+  config.sack = false;
 }
 
 harness::~harness() = default;

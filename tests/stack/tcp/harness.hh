@@ -23,6 +23,7 @@
 #include <source_location>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "stack/tcp/connection.hh"
 #include "stack/tcp/isn.hh"
@@ -109,6 +110,8 @@ class harness : public ::testing::Test {
   void app_shutdown();
   void app_abort();
   void run_output();
+  // What was emitted and not expected yet, oldest first; taken.
+  std::deque<seg> take_emitted() { return std::exchange(emitted_, {}); }
 
   connection& conn(std::uint16_t peer = 0);
   bool has_conn(std::uint16_t peer = 0) const;

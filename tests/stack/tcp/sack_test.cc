@@ -1,0 +1,142 @@
+// SACK, the data receiver (RFC 2018): SACK-permitted on the two SYNs, and
+// the blocks every ACK carries while data past RCV.NXT is held: the block
+// of the segment that triggered the ACK first, then the most recently
+// reported ones, as many as fit.
+
+#include "tests/stack/tcp/harness.hh"
+
+namespace affine::stack::tcp::testing {
+namespace {
+
+class Sack : public tcp_test {
+ protected:
+  Sack() { config.sack = true; }
+  // Our SYN offers SACK; the SYN,ACK accepts it or not.
+  void establish_with(bool peer_sack) {
+    open();
+    expect({.control = syn, .seq = iss, .options = {.mss = 1000, .sack_permitted = true}});
+    send({.control = syn, .seq = rn, .ack = iss + 1, .options = {.mss = 1000, .sack_permitted = peer_sack}});
+    expect({.seq = iss + 1, .ack = rn + 1});
+    ASSERT_EQ(conn().state(), tcp_state::established);
+  }
+  // An ACK of RCV.NXT = rn + 1 carrying `blocks` (offsets from rn + 1).
+  seg ack_with(std::initializer_list<std::pair<std::uint32_t, std::uint32_t>> blocks, std::uint16_t window) {
+    seg s{.seq = iss + 1, .ack = rn + 1, .window = window};
+    for (auto [from, to] : blocks) s.options.sack[s.options.sack_count++] = {rn + 1 + from, rn + 1 + to};
+    return s;
+  }
+  void send_at(std::uint32_t offset, std::uint32_t len) {
+    send({.seq = rn + 1 + offset, .ack = iss + 1, .payload = pattern(offset, len)});
+  }
+};
+
+TEST_P(Sack, SynOffersSackPermitted_RFC2018_2) {
+  open();
+  expect({.control = syn, .seq = iss, .options = {.mss = 1000, .sack_permitted = true}});
+}
+
+TEST_P(Sack, SynAckOffersItOnlyIfTheSynDid_RFC2018_2) {
+  listen();
+  send({.control = syn, .seq = rn, .options = {.mss = 1000, .sack_permitted = true}});
+  expect({.control = syn, .seq = iss, .ack = rn + 1, .options = {.mss = 1000, .sack_permitted = true}});
+  send({.control = syn, .seq = rn + 50, .options = {.mss = 1000}, .peer = 40001});
+  expect({.control = syn, .seq = iss_for(40001), .ack = rn + 51, .options = {.mss = 1000}, .peer = 40001});
+}
+
+TEST_P(Sack, NoBlocksWhenThePeerDidNotOfferIt_RFC2018_2) {
+  establish_with(false);
+  EXPECT_FALSE(conn().sack_enabled());
+  send_at(1000, 1000);
+  expect({.seq = iss + 1, .ack = rn + 1});
+}
+
+TEST_P(Sack, TheOutOfOrderSegmentIsTheFirstBlock_RFC2018_4) {
+  establish_with(true);
+  EXPECT_TRUE(conn().sack_enabled());
+  send_at(1000, 1000);
+  expect(ack_with({{1000, 2000}}, 64000));
+}
+
+TEST_P(Sack, TheNewestBlockFirstThenTheMostRecentlyReported_RFC2018_4) {
+  establish_with(true);
+  send_at(1000, 1000);
+  expect(ack_with({{1000, 2000}}, 64000));
+  send_at(3000, 1000);
+  expect(ack_with({{3000, 4000}, {1000, 2000}}, 64000));
+  send_at(5000, 1000);
+  expect(ack_with({{5000, 6000}, {3000, 4000}, {1000, 2000}}, 64000));
+  // 2000-3000 joins the first two: the joined block is reported first.
+  send_at(2000, 1000);
+  expect(ack_with({{1000, 4000}, {5000, 6000}}, 64000));
+  // A duplicate of held data is reported first too.
+  send_at(5000, 1000);
+  expect(ack_with({{5000, 6000}, {1000, 4000}}, 64000));
+}
+
+TEST_P(Sack, AtMostFourBlocks_RFC2018_3) {
+  establish_with(true);
+  for (std::uint32_t i = 1; i <= 5; ++i) {
+    send_at(2000 * i, 1000);
+    take_emitted();
+  }
+  send_at(1000 * 12, 1000);  // a sixth: the four newest ranges
+  expect(ack_with({{12000, 13000}, {10000, 11000}, {8000, 9000}, {6000, 7000}}, 64000));
+}
+
+TEST_P(Sack, FillingTheHoleEndsTheBlocks_RFC2018_4) {
+  establish_with(true);
+  send_at(1000, 1000);
+  expect(ack_with({{1000, 2000}}, 64000));
+  send_at(0, 1000);
+  expect({.seq = iss + 1, .ack = rn + 2001, .window = 62000});
+  EXPECT_EQ(app_read(), pattern(0, 2000));
+}
+
+// The blocks and the payload share Eff.snd.MSS (1000 here): a full-sized
+// segment has no room for one, a shorter one for what fits (12 bytes: one).
+TEST_P(Sack, DataSegmentsCarryTheBlocksThatFit_RFC2018_3) {
+  establish_with(true);
+  send_at(1000, 1000);
+  send_at(3000, 1000);
+  take_emitted();
+  app_write(988);
+  seg data = ack_with({{3000, 4000}}, 64000);
+  data.payload = pattern(0, 988);
+  data.psh = true;
+  expect(data);
+  app_write(1000);
+  expect({.seq = iss + 989, .ack = rn + 1, .payload = pattern(988, 1000), .psh = true});
+}
+
+TCP_IN_BOTH_SEQUENCE_SPACES(Sack);
+
+// Beside timestamps the option space holds three blocks.
+class SackWithTimestamps : public tcp_test {
+ protected:
+  SackWithTimestamps() {
+    config.sack = true;
+    config.timestamps = true;
+  }
+};
+
+TEST_P(SackWithTimestamps, AtMostThreeBlocks_RFC2018_3) {
+  open();
+  const std::uint32_t syn_ts = tsval();
+  expect({.control = syn, .seq = iss, .options = {.mss = 1000, .sack_permitted = true,
+                                                 .timestamps = tcp_timestamps{syn_ts, 0}}});
+  send({.control = syn, .seq = rn, .ack = iss + 1,
+        .options = {.mss = 1000, .sack_permitted = true, .timestamps = tcp_timestamps{500, syn_ts}}});
+  take_emitted();
+  for (std::uint32_t i = 1; i <= 4; ++i) {
+    send({.seq = rn + 1 + 2000 * i, .ack = iss + 1, .options = {.timestamps = tcp_timestamps{500, 0}},
+          .payload = pattern(2000 * i, 1000)});
+    const auto sent = take_emitted();
+    ASSERT_FALSE(sent.empty());
+    EXPECT_EQ(sent.back().options.sack_count, std::min<std::uint32_t>(i, 3));
+  }
+}
+
+TCP_IN_BOTH_SEQUENCE_SPACES(SackWithTimestamps);
+
+}  // namespace
+}  // namespace affine::stack::tcp::testing
