@@ -48,7 +48,7 @@ enum class drop : std::uint8_t {
   tx_too_big,         // a packet that cannot fit one mbuf
 };
 inline constexpr std::size_t drop_count = std::size_t(drop::tx_too_big) + 1;
-inline constexpr std::size_t tcp_drop_count = std::size_t(tcp::drop_reason::data_after_close) + 1;
+inline constexpr std::size_t tcp_drop_count = std::size_t(tcp::drop_reason::ack_too_old) + 1;
 
 class core_counters {
  public:

@@ -17,9 +17,11 @@ connection::step_result connection::check_ack(const tcp_segment& seg, std::uint6
   }
   const seq32 ack = *seg.ack;
   // "If the ACK acks something not yet sent (SEG.ACK > SND.NXT), then send
-  // an ACK, drop the segment, and return." RFC 5961 5.2's lower bound
-  // (SND.UNA - MAX.SND.WND) is a later step and goes here.
+  // an ACK, drop the segment, and return."
   if (ack > snd_max_) return input_result{ack_segment(now_ns), drop_reason::ack_of_unsent};
+  // RFC 5961 5.2: acceptable only from SND.UNA - MAX.SND.WND on; an older
+  // one (blind data injection with a guessed ACK) is dropped and answered.
+  if (ack < snd_una_ - max_snd_wnd_) return input_result{challenge_ack(now_ns), drop_reason::ack_too_old};
   // RFC 5681 2 compares the window with the one before this segment.
   const bool duplicate = is_duplicate_ack(seg);
   if (ack > snd_una_) {

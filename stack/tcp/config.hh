@@ -49,6 +49,10 @@ struct connection_config {
   // SO_LINGER: unset = graceful close in the background; 0 = close() sends
   // RST; otherwise a connection not finished that long after close() is reset.
   std::optional<std::uint64_t> linger_ns;
+  // RFC 5961 7: challenge ACKs are throttled, at most this many per window
+  // per connection (the RFC's example: 10 in 5 s).
+  unsigned challenge_ack_limit = 10;
+  std::uint64_t challenge_ack_window_ns = 5'000'000'000;
   // Disjoint out-of-order ranges kept past RCV.NXT (DESIGN.md 4: every
   // resource has a bound; the bytes are bounded by the receive buffer).
   std::size_t max_ooo_ranges = 32;

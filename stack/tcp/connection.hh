@@ -14,8 +14,8 @@
 // only buffers and flags; their segments leave on the next output().
 //
 // Later steps have their places marked: the SACK sender's scoreboard
-// (tcp_options::sack on received ACKs), CUBIC (congestion_control), SYN cookies (the listener)
-// and the RFC 5961 defences (check_rst, check_syn, check_ack).
+// (tcp_options::sack on received ACKs), CUBIC (congestion_control) and SYN
+// cookies (the listener).
 
 #include <array>
 #include <cstddef>
@@ -61,6 +61,8 @@ struct connection_stats {
   std::uint64_t persist_probes = 0;
   std::uint64_t keepalive_probes = 0;
   std::uint64_t ooo_ranges_full = 0;          // out-of-order data not kept: assembler bound hit
+  std::uint64_t challenge_acks = 0;           // RFC 5961 3.2, 4.2, 5.2
+  std::uint64_t challenge_acks_limited = 0;   // RFC 5961 7: owed but not sent (throttled)
 };
 
 class connection {
@@ -187,8 +189,9 @@ class connection {
   input_result segment_arrives(const tcp_segment& seg, std::uint64_t now_ns);
   step_result check_duplicate_syn(const tcp_segment& seg, incoming& in);
   step_result check_sequence(const tcp_segment& seg, incoming& in, std::uint64_t now_ns);
-  step_result check_rst(const tcp_segment& seg);
-  step_result check_syn(const tcp_segment& seg, const incoming& in);
+  step_result check_rst(const tcp_segment& seg, std::uint64_t now_ns);
+  step_result check_syn(const incoming& in, std::uint64_t now_ns);
+  std::optional<tcp_segment> challenge_ack(std::uint64_t now_ns);
   std::uint32_t receive_window() const;
   bool acceptable(const incoming& in) const;
   void trim_to_window(incoming& in) const;
@@ -309,6 +312,8 @@ class connection {
   bool persist_probe_due_ = false;
   unsigned persist_backoff_ = 0;
   unsigned persist_unanswered_ = 0;  // probes with no segment received since
+  std::uint64_t challenge_window_start_ns_ = 0;  // RFC 5961 7: the throttle's current window
+  unsigned challenge_acks_in_window_ = 0;
   bool keepalive_probe_due_ = false;
   unsigned keepalive_probes_ = 0;
   std::uint64_t last_rx_ns_ = 0;

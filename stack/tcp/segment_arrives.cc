@@ -35,9 +35,9 @@ connection::input_result connection::segment_arrives(const tcp_segment& seg, std
   persist_unanswered_ = 0;
   arm_keepalive();
   // Second: RST. (Third, security, has nothing to check.)
-  if ((stop = check_rst(seg))) return *stop;
+  if ((stop = check_rst(seg, now_ns))) return *stop;
   // Fourth: SYN.
-  if ((stop = check_syn(seg, in))) return *stop;
+  if ((stop = check_syn(in, now_ns))) return *stop;
   // Fifth: ACK.
   if ((stop = check_ack(seg, now_ns))) return *stop;
   // Sixth: URG is ignored (RFC 6093: the urgent pointer carries no meaning here).
@@ -124,11 +124,14 @@ connection::step_result connection::check_sequence(const tcp_segment& seg, incom
   return input_result{ack_segment(now_ns), drop_reason::out_of_window};
 }
 
-// RFC 9293 3.10.7.4 second. Any RST in the window resets the connection
-// (the RFC 793 rule); RFC 5961 3.2's challenge ACK for a RST that is in the
-// window but not at RCV.NXT is a later step and goes here.
-connection::step_result connection::check_rst(const tcp_segment& seg) {
+// RFC 9293 3.10.7.4 second, with RFC 5961 3.2 (which RFC 9293 folds in):
+// only a RST exactly at RCV.NXT resets; one elsewhere in the window (a
+// blind attacker's guess, as likely as not) draws a challenge ACK, which a
+// peer that really reset answers with a RST at RCV.NXT. Outside the
+// window it was dropped by the sequence check.
+connection::step_result connection::check_rst(const tcp_segment& seg, std::uint64_t now_ns) {
   if (seg.control != tcp_control::rst) return std::nullopt;
+  if (seg.seq != rcv_nxt_) return input_result{challenge_ack(now_ns), drop_reason::rst_challenged};
   switch (state_) {
     case tcp_state::syn_received:
       // Passive: "return this connection to LISTEN": the listener still
@@ -148,18 +151,36 @@ connection::step_result connection::check_rst(const tcp_segment& seg) {
   return input_result{};
 }
 
-// RFC 9293 3.10.7.4 fourth. A SYN in the window of a synchronized
-// connection is an error and resets it (the RFC 793 rule, which RFC 9293
-// keeps for stacks without RFC 5961 4.2's challenge ACK, a later step).
-connection::step_result connection::check_syn(const tcp_segment& seg, const incoming& in) {
+// RFC 9293 3.10.7.4 fourth, with RFC 5961 4.2: a SYN in a synchronized
+// state draws a challenge ACK and never resets the connection (a peer
+// that restarted answers the ACK with a RST at RCV.NXT). SYN-RECEIVED
+// from a passive open returns to LISTEN: the listener remains.
+connection::step_result connection::check_syn(const incoming& in, std::uint64_t now_ns) {
   if (!in.syn) return std::nullopt;
   if (state_ == tcp_state::syn_received && passive_) {
-    // "return this connection to the LISTEN state": the listener remains.
     enter_closed({});
     return input_result{std::nullopt, drop_reason::syn_in_window};
   }
-  enter_closed(std::make_error_code(std::errc::connection_reset));
-  return input_result{reset_for(seg), drop_reason::syn_in_window};
+  return input_result{challenge_ack(now_ns), drop_reason::syn_challenged};
+}
+
+// RFC 5961 7: "an ACK throttling mechanism": at most challenge_ack_limit
+// per challenge_ack_window_ns on this connection; past it the segment is
+// still dropped, the ACK not sent (counted). Per connection, so no shared
+// counter tells an off-path attacker what another connection drew (the
+// CVE-2016-5696 side channel came from one global limit).
+std::optional<tcp_segment> connection::challenge_ack(std::uint64_t now_ns) {
+  if (now_ns - challenge_window_start_ns_ >= cfg_.challenge_ack_window_ns) {
+    challenge_window_start_ns_ = now_ns;
+    challenge_acks_in_window_ = 0;
+  }
+  if (challenge_acks_in_window_ >= cfg_.challenge_ack_limit) {
+    ++stats_.challenge_acks_limited;
+    return std::nullopt;
+  }
+  ++challenge_acks_in_window_;
+  ++stats_.challenge_acks;
+  return ack_segment(now_ns);  // <SEQ=SND.NXT><ACK=RCV.NXT><CTL=ACK>, SND.MAX: see ack_segment()
 }
 
 }  // namespace affine::stack::tcp

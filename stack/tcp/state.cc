@@ -39,6 +39,9 @@ std::string_view to_string(drop_reason r) {
     case drop_reason::no_ack: return "no_ack";
     case drop_reason::ack_of_unsent: return "ack_of_unsent";
     case drop_reason::data_after_close: return "data_after_close";
+    case drop_reason::rst_challenged: return "rst_challenged";
+    case drop_reason::syn_challenged: return "syn_challenged";
+    case drop_reason::ack_too_old: return "ack_too_old";
   }
   return "?";
 }

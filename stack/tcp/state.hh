@@ -46,6 +46,9 @@ enum class drop_reason : std::uint8_t {
   no_ack,                  // RFC 9293 3.10.7.4 fifth: ACK bit off
   ack_of_unsent,           // RFC 9293 3.10.7.4 fifth: SEG.ACK > SND.NXT, ACK sent
   data_after_close,        // RFC 1122 4.2.2.13: data for a closed application, RST sent
+  rst_challenged,          // RFC 5961 3.2: RST in the window but not at RCV.NXT, challenge ACK
+  syn_challenged,          // RFC 5961 4.2: SYN in a synchronized state, challenge ACK
+  ack_too_old,             // RFC 5961 5.2: SEG.ACK < SND.UNA - MAX.SND.WND, challenge ACK
 };
 
 std::string_view to_string(drop_reason r);

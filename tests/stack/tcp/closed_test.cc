@@ -80,7 +80,7 @@ TCP_IN_BOTH_SEQUENCE_SPACES(Closed);
 
 TEST(Names, DropReasonsHaveDistinctNamesForTheCounters) {
   std::set<std::string_view> names;
-  for (int r = 0; r <= int(drop_reason::data_after_close); ++r) {
+  for (int r = 0; r <= int(drop_reason::ack_too_old); ++r) {
     const std::string_view name = to_string(drop_reason(r));
     EXPECT_NE(name, "?");
     EXPECT_TRUE(names.insert(name).second) << name;

@@ -111,10 +111,36 @@ TEST_P(Established, RstAtRcvNxtResetsTheConnection_RFC9293_3_10_7_4) {
   EXPECT_TRUE(ev.has(event::writable));
 }
 
-TEST_P(Established, RstAnywhereInTheWindowResets_RFC793WithoutRFC5961) {
-  send({.control = rst, .seq = rn + 100});
+TEST_P(Established, RstInTheWindowButNotAtRcvNxtDrawsAChallengeAck_RFC5961_3_2) {
+  EXPECT_EQ(send({.control = rst, .seq = rn + 100}), drop_reason::rst_challenged);
+  expect({.seq = iss + 1, .ack = rn + 1});
+  EXPECT_EQ(conn().state(), tcp_state::established);
+  // The peer that really reset answers it at RCV.NXT.
+  EXPECT_EQ(send({.control = rst, .seq = rn + 1}), drop_reason::none);
   EXPECT_EQ(conn().state(), tcp_state::closed);
   EXPECT_EQ(conn().error(), std::make_error_code(std::errc::connection_reset));
+}
+
+TEST_P(Established, ChallengeAcksAreThrottledPerConnection_RFC5961_7) {
+  for (int i = 0; i < 12; ++i) EXPECT_EQ(send({.control = rst, .seq = rn + 100 + i}), drop_reason::rst_challenged);
+  for (int i = 0; i < 10; ++i) expect({.seq = iss + 1, .ack = rn + 1});
+  expect_nothing();
+  EXPECT_EQ(conn().stats().challenge_acks, 10u);
+  EXPECT_EQ(conn().stats().challenge_acks_limited, 2u);
+  advance(5000);  // the next window
+  take_emitted();  // what the timers sent meanwhile, if anything
+  EXPECT_EQ(send({.control = syn, .seq = rn + 10}), drop_reason::syn_challenged);
+  expect({.seq = iss + 1, .ack = rn + 1});
+  EXPECT_EQ(conn().state(), tcp_state::established);
+}
+
+TEST_P(Established, AnAckOlderThanSndUnaLessMaxSndWndIsDroppedWithAnAck_RFC5961_5_2) {
+  EXPECT_EQ(send({.seq = rn + 1, .ack = iss + 1 - 65536, .payload = "x"}), drop_reason::ack_too_old);
+  expect({.seq = iss + 1, .ack = rn + 1});
+  EXPECT_EQ(conn().readable(), 0u);
+  // At the bound itself (the peer offered 65535): acceptable, and the text is taken.
+  EXPECT_EQ(send({.seq = rn + 1, .ack = iss + 1 - 65535, .payload = "x"}), drop_reason::none);
+  EXPECT_EQ(conn().readable(), 1u);
 }
 
 TEST_P(Established, RstOutsideTheWindowIsDropped_RFC9293_3_10_7_4) {
@@ -123,11 +149,11 @@ TEST_P(Established, RstOutsideTheWindowIsDropped_RFC9293_3_10_7_4) {
   EXPECT_EQ(conn().state(), tcp_state::established);
 }
 
-TEST_P(Established, SynInTheWindowResetsTheConnection_RFC9293_3_10_7_4) {
-  EXPECT_EQ(send({.control = syn, .seq = rn + 10}), drop_reason::syn_in_window);
-  expect({.control = rst, .seq = seq32(0), .ack = rn + 11});
-  EXPECT_EQ(conn().state(), tcp_state::closed);
-  EXPECT_EQ(conn().error(), std::make_error_code(std::errc::connection_reset));
+TEST_P(Established, ASynDrawsAChallengeAckNeverAReset_RFC5961_4_2) {
+  EXPECT_EQ(send({.control = syn, .seq = rn + 10}), drop_reason::syn_challenged);
+  expect({.seq = iss + 1, .ack = rn + 1});
+  EXPECT_EQ(conn().state(), tcp_state::established);
+  EXPECT_FALSE(conn().error());
 }
 
 TEST_P(Established, RetransmittedSynAckIsAnsweredWithAck_RFC9293_3_10_7_4) {
