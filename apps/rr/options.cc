@@ -97,14 +97,14 @@ std::expected<options, std::string> parse_args(std::span<const std::string> args
     o.client = std::move(*c);
     return o;
   }
-  for (std::size_t i = 1; i < args.size(); i += 2) {
-    if (args[i] == "--zero-copy") {
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    if (args[i] == "--zero-copy") {  // a flag: no value
       o.server.zero_copy = true;
-      --i;  // a flag: no value
       continue;
     }
     if (i + 1 == args.size()) return std::unexpected(fmt::format("{} needs a value", args[i]));
     if (auto r = apply_server(o.server, args[i], args[i + 1]); !r) return std::unexpected(r.error());
+    ++i;
   }
   return o;
 }
