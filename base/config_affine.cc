@@ -124,6 +124,20 @@ table_spec stats() {
       });
 }
 
+// [tcp]: every connection's defaults (stack/tcp/config.hh); the socket
+// API's stream_options override them per connection or listener.
+table_spec tcp() {
+  return section(
+      "tcp", "TCP on the userspace stack: every connection's defaults; stream_options override them per connection.",
+      {
+          enumeration("congestion", {"cubic", "newreno"}, "cubic",
+                      "Congestion control: CUBIC with HyStart++ slow start (RFC 9438, RFC 9406; Linux's default), "
+                      "or NewReno (RFC 5681, RFC 6582)."),
+          boolean("sack", true,
+                  "Offer SACK (RFC 2018) on SYNs and report SACK blocks when the peer offered it too."),
+      });
+}
+
 // [[port.rxq]]: per-queue RPS is what seed 003's review asked for.
 table_spec rxq() {
   return array_of_tables(
@@ -171,7 +185,7 @@ table_spec port() {
 
 }  // namespace
 
-std::vector<config::table_spec> config_tables() { return {reactor(), sched(), busy_poll(), logging(), stats(), port()}; }
+std::vector<config::table_spec> config_tables() { return {reactor(), sched(), busy_poll(), logging(), stats(), tcp(), port()}; }
 
 const config::schema& config_schema() {
   static const config::schema s("affine", {}, config_tables());

@@ -4,8 +4,12 @@
 
 namespace affine::stack {
 
-std::expected<stack_config, std::string> stack_config_from(const config::table_view& port) {
+std::expected<stack_config, std::string> stack_config_from(const config::table_view& root,
+                                                          const config::table_view& port) {
   stack_config sc;
+  sc.tcp.congestion =
+      root.get_string("tcp.congestion") == "newreno" ? tcp::congestion_algorithm::new_reno : tcp::congestion_algorithm::cubic;
+  sc.tcp.sack = root.get_bool("tcp.sack");
   const std::string& ip = port.get_string("ip");
   if (ip.empty())
     return std::unexpected(port.error("ip", "a dpdk port carries the userspace stack and needs an address, like "

@@ -120,6 +120,11 @@ tcp::connection_config stack::connection_config(const net::stream_options& opts)
   c.mss = std::uint16_t(port_.caps().mtu - 40);
   c.no_delay = opts.no_delay;
   c.keepalive.enabled = opts.keepalive;
+  switch (opts.congestion) {
+    case net::congestion_control::configured: break;
+    case net::congestion_control::cubic: c.congestion = tcp::congestion_algorithm::cubic; break;
+    case net::congestion_control::newreno: c.congestion = tcp::congestion_algorithm::new_reno; break;
+  }
   if (opts.send_buffer != 0) c.send_buffer = opts.send_buffer;
   if (opts.receive_buffer != 0) c.recv_buffer = opts.receive_buffer;
   if (opts.linger)

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <string_view>
 
 namespace affine::drivers::uring {
 
@@ -47,6 +48,10 @@ std::expected<void, std::error_code> set_flags(int fd, const net::stream_options
     if (auto r = set_option(fd, IPPROTO_TCP, TCP_NODELAY, 1); !r) return r;
   if (opts.keepalive)
     if (auto r = set_option(fd, SOL_SOCKET, SO_KEEPALIVE, 1); !r) return r;
+  if (opts.congestion != net::congestion_control::configured) {
+    const std::string_view name = opts.congestion == net::congestion_control::cubic ? "cubic" : "reno";
+    if (::setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name.data(), socklen_t(name.size())) != 0) return failure(errno);
+  }
   if (opts.linger) {
     // SO_LINGER counts whole seconds: a linger under one is still a linger.
     const auto ms = std::max<std::int64_t>(0, opts.linger->count());

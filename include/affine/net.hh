@@ -41,9 +41,16 @@ struct endpoint {
   friend constexpr auto operator<=>(const endpoint&, const endpoint&) = default;
 };
 
+// A stream's congestion control: what the configuration says (the
+// userspace stack's [tcp] congestion; the kernel's default on kernel
+// sockets), or a choice. CUBIC (RFC 9438) with HyStart++ (RFC 9406), or
+// NewReno (RFC 5681, RFC 6582; the kernel's "reno").
+enum class congestion_control : std::uint8_t { configured, cubic, newreno };
+
 struct stream_options {
   bool no_delay = false;   // disable Nagle
   bool keepalive = false;
+  congestion_control congestion = congestion_control::configured;
   std::size_t send_buffer = 0;     // bytes; 0 = the backend's default
   std::size_t receive_buffer = 0;
   // SO_LINGER. Unset: the connection finishes in the background after

@@ -61,7 +61,7 @@ connection::step_result connection::check_ack(const tcp_segment& seg, std::uint6
 // SND.UNA < SEG.ACK =< SND.NXT: "set SND.UNA <- SEG.ACK", and what follows.
 void connection::process_new_ack(const tcp_segment& seg, std::uint64_t now_ns) {
   const seq32 ack = *seg.ack;
-  sample_rtt(seg, now_ns);
+  const std::uint64_t rtt_ns = sample_rtt(seg, now_ns);
   // "Any segments on the retransmission queue that are thereby entirely
   // acknowledged are removed": the acknowledged bytes leave the send buffer
   // (the SYN and the FIN occupy sequence space but no buffer).
@@ -94,7 +94,13 @@ void connection::process_new_ack(const tcp_segment& seg, std::uint64_t now_ns) {
       partial_ack_seen_ = true;
     }
   } else if (data_acked > 0) {
-    cc_->on_ack(data_acked, flight, now_ns);
+    cc_->on_ack({.bytes_acked = data_acked,
+                 .flight_size = flight,
+                 .now_ns = now_ns,
+                 .rtt_ns = rtt_ns,
+                 .srtt_ns = rto_.srtt_ns(),
+                 .ack = ack,
+                 .snd_max = snd_max_});
   }
   // RFC 6298 5.2: all outstanding data acknowledged: stop the timer;
   // 5.3: otherwise restart it.
@@ -152,23 +158,26 @@ void connection::update_send_window(const tcp_segment& seg) {
   }
 }
 
-void connection::sample_rtt(const tcp_segment& seg, std::uint64_t now_ns) {
+std::uint64_t connection::sample_rtt(const tcp_segment& seg, std::uint64_t now_ns) {
   if (ts_ok_) {
     // RFC 7323 4.1: RTT = now - TSecr on an ACK of new data; TSecr echoes the
     // segment that caused the ACK, so retransmissions are unambiguous. A zero
     // TSecr is what a peer sends that has no timestamp to echo (Linux).
     // An echo from the future is bogus and gives no sample.
     const auto& ts = seg.options.timestamps;
-    if (!ts || ts->echo == 0) return;
+    if (!ts || ts->echo == 0) return 0;
     const auto ticks = std::int32_t(ts_clock(now_ns) - ts->echo);
-    if (ticks >= 0) rto_.sample(std::uint64_t(ticks) * ts_tick_ns);
-    return;
+    if (ticks < 0) return 0;
+    const std::uint64_t rtt = std::uint64_t(ticks) * ts_tick_ns;
+    rto_.sample(rtt);
+    return std::max<std::uint64_t>(rtt, 1);  // under a tick is still a sample; 0 means none
   }
   // RFC 6298 3 (Karn): only the timed segment, never a retransmitted one.
-  if (rtt_seq_ && *seg.ack > *rtt_seq_) {
-    rto_.sample(now_ns - rtt_start_ns_);
-    rtt_seq_.reset();
-  }
+  if (!rtt_seq_ || *seg.ack <= *rtt_seq_) return 0;
+  const std::uint64_t rtt = now_ns - rtt_start_ns_;
+  rto_.sample(rtt);
+  rtt_seq_.reset();
+  return std::max<std::uint64_t>(rtt, 1);
 }
 
 }  // namespace affine::stack::tcp

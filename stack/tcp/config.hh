@@ -19,7 +19,9 @@ struct keepalive_config {
   unsigned count = 9;                          // unanswered probes before ETIMEDOUT
 };
 
-enum class congestion_algorithm : std::uint8_t { new_reno };
+// RFC 9438 CUBIC (with RFC 9406 HyStart++) as Linux has it by default;
+// RFC 5681 / RFC 6582 NewReno on request.
+enum class congestion_algorithm : std::uint8_t { cubic, new_reno };
 
 struct connection_config {
   // The MSS we advertise (RFC 9293 3.7.1): what our interface can receive,
@@ -31,7 +33,7 @@ struct connection_config {
   bool timestamps = true;      // RFC 7323 3
   bool sack = true;            // RFC 2018: offered, and SACK blocks reported when both SYNs had it
   rto_config rto;
-  congestion_algorithm congestion = congestion_algorithm::new_reno;
+  congestion_algorithm congestion = congestion_algorithm::cubic;
   // RFC 1122 4.2.3.2: an ACK is delayed less than 0.5 s; Linux uses 40 ms.
   std::uint64_t delayed_ack_ns = 40'000'000;
   // RFC 9293 3.3.2: TIME-WAIT lasts 2*MSL; Linux uses 60 s.

@@ -15,13 +15,6 @@ namespace {
 // Connections are made and destroyed on any reactor core, hence atomic.
 std::atomic<std::size_t> g_live{0};
 
-std::unique_ptr<congestion_control> make_congestion_control(congestion_algorithm a) {
-  switch (a) {
-    case congestion_algorithm::new_reno: break;
-  }
-  return std::make_unique<new_reno>();
-}
-
 // RFC 7323 2.3: the smallest shift that lets the window field cover the
 // whole receive buffer, at most 14.
 std::uint8_t window_shift_for(std::size_t buffer) {
@@ -88,10 +81,10 @@ std::string connection::describe(std::uint64_t now_ns) const {
   };
   return fmt::format(
       "{} iss={} snd.una=+{} snd.nxt=+{} snd.max=+{} snd.wnd={} queued={} irs={} rcv.nxt=+{} rcv.adv=+{} "
-      "rcv.buf={} ooo={} cwnd={} ssthresh={} dupacks={} recovery={} rto={}ms retrans={} timers[rtx={} "
+      "rcv.buf={} ooo={} cc={} cwnd={} ssthresh={} dupacks={} recovery={} rto={}ms retrans={} timers[rtx={} "
       "persist={} dack={} ka={} close={}]",
       to_string(state_), iss_.raw(), snd_una_ - iss_, snd_nxt_ - iss_, snd_max_ - iss_, snd_wnd_, snd_buf_.size(),
-      irs_.raw(), rcv_nxt_ - irs_, rcv_adv_ - irs_, rcv_buf_.size(), ooo_.range_count(), cc_->cwnd(),
+      irs_.raw(), rcv_nxt_ - irs_, rcv_adv_ - irs_, rcv_buf_.size(), ooo_.range_count(), cc_->name(), cc_->cwnd(),
       cc_->ssthresh(), dup_acks_, in_recovery_, rto_.rto_ns() / 1'000'000, retransmissions_, in(timers_.retransmit),
       in(timers_.persist), in(timers_.delayed_ack), in(timers_.keepalive), in(timers_.close));
 }

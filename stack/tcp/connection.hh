@@ -14,8 +14,7 @@
 // only buffers and flags; their segments leave on the next output().
 //
 // Later steps have their places marked: the SACK sender's scoreboard
-// (tcp_options::sack on received ACKs), CUBIC (congestion_control) and SYN
-// cookies (the listener).
+// (tcp_options::sack on received ACKs) and SYN cookies (the listener).
 
 #include <array>
 #include <cstddef>
@@ -206,7 +205,7 @@ class connection {
   bool is_duplicate_ack(const tcp_segment& seg) const;
   void process_duplicate_ack(std::uint64_t now_ns);
   void update_send_window(const tcp_segment& seg);
-  void sample_rtt(const tcp_segment& seg, std::uint64_t now_ns);
+  std::uint64_t sample_rtt(const tcp_segment& seg, std::uint64_t now_ns);  // the sample taken, 0 = none
 
   // receive.cc: RFC 9293 3.10.7.4 seventh and eighth; the offered window.
   step_result process_data(const tcp_segment& seg, const incoming& in, std::uint64_t now_ns);

@@ -227,7 +227,7 @@ TEST(config_load, unknown_section_suggests_the_near_miss_or_lists_the_sections) 
   EXPECT_EQ(load_error("[shed]\nsteal = true\n"), "affine.toml:1: shed: unknown section (did you mean \"sched\"?)");
   EXPECT_EQ(load_error("\n[network]\nmtu = 1500\n"),
             "affine.toml:2: network: unknown section (allowed: \"reactor\", \"sched\", \"busy_poll\", \"log\", "
-            "\"stats\", \"port\")");
+            "\"stats\", \"tcp\", \"port\")");
   EXPECT_EQ(load_error("[[ports]]\n"), "affine.toml:1: ports: unknown section (did you mean \"port\"?)");
 }
 

@@ -231,8 +231,8 @@ TEST_F(rps_live, ABusyPollingReaderDrainsTheBacklogOfItsOwnCore) {
 
 // ---- the configuration -------------------------------------------------------------
 
-std::expected<stack_config, std::string> port_config(std::string_view rxq_tables) {
-  const std::string toml = std::string(R"([[port]]
+std::expected<stack_config, std::string> port_config(std::string_view rxq_tables, std::string_view before = "") {
+  const std::string toml = std::string(before) + std::string(R"([[port]]
 driver = "dpdk"
 eal = ["--vdev=net_ring0"]
 queues = 2
@@ -240,7 +240,22 @@ ip = "10.88.0.2/24"
 )") + std::string(rxq_tables);
   auto s = config::load_string(config_schema(), toml, "affine.toml");
   if (!s) return std::unexpected(s.error());
-  return stack_config_from(s->tables("port")[0]);
+  return stack_config_from(*s, s->tables("port")[0]);
+}
+
+// [tcp] is every connection's default (stack/tcp/config.hh).
+TEST(tcp_config, CongestionAndSackReachTheConnectionDefaults) {
+  auto plain = port_config("");
+  ASSERT_TRUE(plain.has_value()) << plain.error();
+  EXPECT_EQ(plain->tcp.congestion, tcp::congestion_algorithm::cubic);
+  EXPECT_TRUE(plain->tcp.sack);
+  auto reno = port_config("", "[tcp]\ncongestion = \"newreno\"\nsack = false\n");
+  ASSERT_TRUE(reno.has_value()) << reno.error();
+  EXPECT_EQ(reno->tcp.congestion, tcp::congestion_algorithm::new_reno);
+  EXPECT_FALSE(reno->tcp.sack);
+  auto bad = port_config("", "[tcp]\ncongestion = \"bbr\"\n");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error(), "affine.toml:2: tcp.congestion: \"bbr\" is not allowed (allowed: \"cubic\", \"newreno\")");
 }
 
 TEST(rps_config, EachQueueGetsItsOwnMode) {

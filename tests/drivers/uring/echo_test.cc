@@ -158,5 +158,29 @@ TEST_F(uring_echo, HalfCloseLetsThePeerFinishItsReply) {
   peer.join();
 }
 
+// stream_options::congestion sets TCP_CONGESTION: a name the kernel does
+// not know ("newreno" is "reno" there) fails the connect with ENOENT.
+TEST_F(uring_echo, CongestionOptionNamesAKernelAlgorithm) {
+  auto listener = kernel_socket::listen_any();
+  ASSERT_TRUE(listener.valid());
+  std::thread peer([&] {
+    for (int i = 0; i < 2; ++i) {
+      kernel_socket s = listener.accept_one();
+      std::array<std::byte, 16> buf;
+      while (s.read_some(buf) > 0) {
+      }
+    }
+  });
+  rt_->run([&] {
+    for (auto cc : {net::congestion_control::newreno, net::congestion_control::cubic}) {
+      auto s = net::connect({net::loopback, listener.port()}, in_10s(), {.congestion = cc});
+      ASSERT_TRUE(s.has_value()) << s.error().message();
+      ASSERT_TRUE(s->write(std::as_bytes(std::span("x", 1))));
+      s->close();
+    }
+  });
+  peer.join();
+}
+
 }  // namespace
 }  // namespace affine::test

@@ -5,10 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "affine/net.hh"
 #include "affine/runtime.hh"
@@ -121,6 +123,18 @@ class wire_transfer : public testing::two_stacks {
   }
 };
 
+// Both directions impaired alike, the draws seeded.
+drivers::wire::link_config profile_link(std::string_view name, std::uint64_t seed,
+                                        const drivers::wire::impairments& imp) {
+  drivers::wire::link_config lc;
+  lc.name = fmt::format("{}{}", name, seed);
+  lc.seed = seed;
+  lc.clock = drivers::wire::clock_kind::monotonic;
+  lc.a_to_b = imp;
+  lc.b_to_a = imp;
+  return lc;
+}
+
 class lossy_wire : public wire_transfer, public ::testing::WithParamInterface<std::uint64_t> {};
 
 TEST_P(lossy_wire, SixtyFourMiBEachWayArriveIntactThroughLossDuplicationAndReordering) {
@@ -130,13 +144,7 @@ TEST_P(lossy_wire, SixtyFourMiBEachWayArriveIntactThroughLossDuplicationAndReord
   imp.reorder = 0.01;
   imp.reorder_gap = 3;
   imp.reorder_delay_ns = 200'000;
-  drivers::wire::link_config lc;
-  lc.name = fmt::format("lossy{}", GetParam());
-  lc.seed = GetParam();
-  lc.clock = drivers::wire::clock_kind::monotonic;
-  lc.a_to_b = imp;
-  lc.b_to_a = imp;
-  const both_ways r = transfer(lc, 5001, transfer_bytes());
+  const both_ways r = transfer(profile_link("lossy", GetParam(), imp), 5001, transfer_bytes());
   const auto ab = link_->stats(drivers::wire::side::a);
   EXPECT_GT(ab.drops(drivers::wire::drop_reason::loss), 0u) << "the wire lost nothing: the test proves little";
   EXPECT_GT(ab.duplicated, 0u);
@@ -146,6 +154,78 @@ TEST_P(lossy_wire, SixtyFourMiBEachWayArriveIntactThroughLossDuplicationAndReord
 }
 
 INSTANTIATE_TEST_SUITE_P(seeds, lossy_wire, ::testing::Range<std::uint64_t>(1, 21));
+
+// Harsher profiles, both ends CUBIC with SACK (the defaults): reordering
+// deep enough to look like loss to three duplicate ACKs, and losses that
+// come in bursts (Gilbert-Elliott, mean burst 2 frames) that take out
+// several segments of one window.
+std::size_t profile_bytes() { return std::min(transfer_bytes(), std::size_t(16) << 20); }
+
+class harsh_wire : public wire_transfer, public ::testing::WithParamInterface<std::uint64_t> {};
+
+TEST_P(harsh_wire, SixteenMiBEachWayArriveIntactThroughHeavyReordering) {
+  drivers::wire::impairments imp;
+  imp.reorder = 0.05;
+  imp.reorder_gap = 5;
+  imp.reorder_delay_ns = 500'000;
+  imp.delay_ns = 100'000;
+  imp.jitter_ns = 20'000;
+  imp.loss = 0.002;
+  transfer(profile_link("reorder", GetParam(), imp), 5003, profile_bytes());
+  EXPECT_GT(link_->stats(drivers::wire::side::a).reordered, 0u);
+}
+
+TEST_P(harsh_wire, SixteenMiBEachWayArriveIntactThroughBurstLoss) {
+  drivers::wire::impairments imp;
+  imp.burst = drivers::wire::gilbert_elliott{.good_to_bad = 0.003, .bad_to_good = 0.5};
+  imp.delay_ns = 100'000;
+  transfer(profile_link("burst", GetParam(), imp), 5004, profile_bytes());
+  EXPECT_GT(link_->stats(drivers::wire::side::a).drops(drivers::wire::drop_reason::burst_loss), 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(seeds, harsh_wire, ::testing::Range<std::uint64_t>(1, 6));
+
+// stream_options::congestion picks each connection's controller; what the
+// configuration says ([tcp] congestion, CUBIC by default) otherwise.
+using congestion_option = wire_transfer;
+
+TEST_F(congestion_option, EachConnectionGetsTheControllerItsOptionsName) {
+  drivers::wire::link_config lc;
+  lc.name = "cc";
+  lc.clock = drivers::wire::clock_kind::monotonic;
+  std::vector<std::string> at_a, at_b;
+  run(lc, [&](stack& sa, stack& sb) {
+    auto l = sb.backend().listen(
+        {.local = {net::any_address, 5005}, .accepted = {.congestion = net::congestion_control::newreno}});
+    ASSERT_TRUE(l.has_value());
+    net::tcp_listener listener(std::move(*l));
+    const std::uint64_t deadline = now_ns() + 10'000'000'000ull;
+    std::vector<net::tcp_stream> opened, accepted;
+    for (auto cc : {net::congestion_control::configured, net::congestion_control::newreno,
+                    net::congestion_control::cubic}) {
+      auto c = sa.backend().connect({{b_ip}, 5005}, deadline, {.congestion = cc});
+      ASSERT_TRUE(c.has_value()) << c.error().message();
+      opened.emplace_back(std::move(*c));
+    }
+    for (int i = 0; i < 3; ++i) {
+      auto c = listener.accept(deadline);
+      ASSERT_TRUE(c.has_value()) << c.error().message();
+      accepted.push_back(std::move(*c));
+    }
+    at_a = sa.describe_connections();
+    at_b = sb.describe_connections();
+    for (auto& s : opened) s.abort();
+    for (auto& s : accepted) s.abort();
+    listener.close();
+  });
+  const auto count = [](const std::vector<std::string>& lines, std::string_view cc) {
+    return std::count_if(lines.begin(), lines.end(),
+                         [&](const std::string& l) { return l.find(cc) != std::string::npos; });
+  };
+  EXPECT_EQ(count(at_a, " cc=cubic "), 2) << fmt::format("{}", fmt::join(at_a, "\n"));
+  EXPECT_EQ(count(at_a, " cc=newreno "), 1);
+  EXPECT_EQ(count(at_b, " cc=newreno "), 3) << fmt::format("{}", fmt::join(at_b, "\n"));
+}
 
 // Jumbo frames: both ends at MTU 9000 (MSS 8960), frames of up to 9014
 // bytes, more than a default 2 KiB packet buffer holds, through 1% loss:

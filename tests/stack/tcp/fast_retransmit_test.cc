@@ -106,6 +106,16 @@ TEST_P(FastRetransmit, AcksWithNothingOutstandingAreNoDuplicates_RFC5681_2) {
   EXPECT_EQ(conn().stats().duplicate_acks, 0u);
 }
 
+// The default controller, CUBIC, takes the same recovery path with its own
+// reduction: ssthresh = beta_cubic * cwnd (RFC 9438 4.6), cwnd the IW here.
+TEST_P(FastRetransmit, CubicReducesToBetaOfCwnd_RFC9438_4_6) {
+  config.congestion = connection_config{}.congestion;
+  enter_recovery();
+  EXPECT_EQ(conn().congestion().name(), "cubic");
+  EXPECT_EQ(conn().congestion().ssthresh(), 7000u);  // 0.7 * 10 MSS
+  EXPECT_EQ(conn().congestion().cwnd(), 10000u);     // ssthresh + 3 * SMSS
+}
+
 TCP_IN_BOTH_SEQUENCE_SPACES(FastRetransmit);
 
 }  // namespace

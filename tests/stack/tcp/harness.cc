@@ -63,6 +63,9 @@ harness::harness() : isn_(test_secret) {
   config.window_scaling = false;
   config.timestamps = false;
   config.sack = false;
+  // The RFC 5681 / RFC 6582 scenarios' figures are NewReno's; cubic_test.cc
+  // runs the default.
+  config.congestion = congestion_algorithm::new_reno;
 }
 
 harness::~harness() = default;

@@ -1,4 +1,4 @@
-#include "stack/tcp/congestion.hh"
+#include "stack/tcp/new_reno.hh"
 
 #include <gtest/gtest.h>
 
@@ -8,6 +8,8 @@ namespace affine::stack::tcp {
 namespace {
 
 constexpr std::uint32_t mss = 1000;
+
+ack_sample acked(std::uint32_t bytes, std::uint32_t flight) { return {.bytes_acked = bytes, .flight_size = flight}; }
 
 new_reno started() {
   new_reno cc;
@@ -48,17 +50,17 @@ TEST(new_reno_test, InitialSsthreshIsArbitrarilyHigh) {
 
 TEST(new_reno_test, SlowStartGrowsByBytesAckedUpToTwoSegmentsPerAck) {
   new_reno cc = started();
-  cc.on_ack(500, 10 * mss, 0);
+  cc.on_ack(acked(500, 10 * mss));
   EXPECT_EQ(cc.cwnd(), 10'500u);
-  cc.on_ack(mss, 10 * mss, 0);
+  cc.on_ack(acked(mss, 10 * mss));
   EXPECT_EQ(cc.cwnd(), 11'500u);
-  cc.on_ack(5 * mss, 10 * mss, 0);  // RFC 3465 L = 2 * SMSS
+  cc.on_ack(acked(5 * mss, 10 * mss));  // RFC 3465 L = 2 * SMSS
   EXPECT_EQ(cc.cwnd(), 13'500u);
 }
 
 TEST(new_reno_test, SlowStartDoublesCwndPerRoundTrip) {
   new_reno cc = started();
-  for (int i = 0; i < 10; ++i) cc.on_ack(mss, 10 * mss, 0);
+  for (int i = 0; i < 10; ++i) cc.on_ack(acked(mss, 10 * mss));
   EXPECT_EQ(cc.cwnd(), 20 * mss);
 }
 
@@ -66,13 +68,13 @@ TEST(new_reno_test, CongestionAvoidanceAddsOneSegmentPerWindowAcked) {
   new_reno cc = in_congestion_avoidance();
   ASSERT_EQ(cc.cwnd(), 10 * mss);
   ASSERT_EQ(cc.ssthresh(), 10 * mss);
-  for (int i = 0; i < 9; ++i) cc.on_ack(mss, 10 * mss, 0);
+  for (int i = 0; i < 9; ++i) cc.on_ack(acked(mss, 10 * mss));
   EXPECT_EQ(cc.cwnd(), 10 * mss);
-  cc.on_ack(mss, 10 * mss, 0);
+  cc.on_ack(acked(mss, 10 * mss));
   EXPECT_EQ(cc.cwnd(), 11 * mss);
-  for (int i = 0; i < 10; ++i) cc.on_ack(mss, 11 * mss, 0);
+  for (int i = 0; i < 10; ++i) cc.on_ack(acked(mss, 11 * mss));
   EXPECT_EQ(cc.cwnd(), 11 * mss);
-  cc.on_ack(mss, 11 * mss, 0);
+  cc.on_ack(acked(mss, 11 * mss));
   EXPECT_EQ(cc.cwnd(), 12 * mss);
 }
 
@@ -133,7 +135,7 @@ TEST(new_reno_test, TimeoutCollapsesCwndToOneSegmentAndHalvesFlight) {
   cc.on_timeout(30 * mss);
   EXPECT_EQ(cc.cwnd(), mss);
   EXPECT_EQ(cc.ssthresh(), 15 * mss);
-  cc.on_ack(mss, mss, 0);  // slow start again from one segment
+  cc.on_ack(acked(mss, mss));  // slow start again from one segment
   EXPECT_EQ(cc.cwnd(), 2 * mss);
 }
 
@@ -143,25 +145,25 @@ TEST(new_reno_test, RepeatedTimeoutOfTheSameSegmentHoldsSsthresh) {
   cc.on_timeout(8 * mss);
   EXPECT_EQ(cc.ssthresh(), 15 * mss);
   EXPECT_EQ(cc.cwnd(), mss);
-  cc.on_ack(mss, 8 * mss, 0);  // progress: the next timeout is a new loss
+  cc.on_ack(acked(mss, 8 * mss));  // progress: the next timeout is a new loss
   cc.on_timeout(8 * mss);
   EXPECT_EQ(cc.ssthresh(), 4 * mss);
 }
 
 TEST(new_reno_test, TimeoutResetsCongestionAvoidanceByteCount) {
   new_reno cc = in_congestion_avoidance();
-  for (int i = 0; i < 9; ++i) cc.on_ack(mss, 10 * mss, 0);
+  for (int i = 0; i < 9; ++i) cc.on_ack(acked(mss, 10 * mss));
   cc.on_timeout(4 * mss);  // ssthresh 2 MSS, cwnd 1 MSS
-  cc.on_ack(mss, mss, 0);  // slow start to 2 MSS
-  cc.on_ack(mss, mss, 0);  // congestion avoidance: 1 of 2 MSS counted
+  cc.on_ack(acked(mss, mss));  // slow start to 2 MSS
+  cc.on_ack(acked(mss, mss));  // congestion avoidance: 1 of 2 MSS counted
   EXPECT_EQ(cc.cwnd(), 2 * mss);
-  cc.on_ack(mss, mss, 0);
+  cc.on_ack(acked(mss, mss));
   EXPECT_EQ(cc.cwnd(), 3 * mss);
 }
 
 TEST(new_reno_test, IdleRestartShrinksCwndToTheInitialWindow) {
   new_reno cc = started();
-  for (int i = 0; i < 10; ++i) cc.on_ack(2 * mss, 10 * mss, 0);
+  for (int i = 0; i < 10; ++i) cc.on_ack(acked(2 * mss, 10 * mss));
   ASSERT_EQ(cc.cwnd(), 30 * mss);
   cc.on_idle_restart(0);
   EXPECT_EQ(cc.cwnd(), 10 * mss);
@@ -175,9 +177,9 @@ TEST(new_reno_test, WindowsSaturateInsteadOfOverflowing) {
   new_reno cc;
   cc.init(max / 4, 0);
   EXPECT_EQ(cc.cwnd(), max / 4 * 2);
-  cc.on_ack(max, max, 0);
+  cc.on_ack(acked(max, max));
   EXPECT_EQ(cc.cwnd(), max / 4 * 4);
-  cc.on_ack(max, max, 0);
+  cc.on_ack(acked(max, max));
   EXPECT_EQ(cc.cwnd(), max);
   cc.on_enter_recovery(max, 0);
   EXPECT_EQ(cc.cwnd(), max);
