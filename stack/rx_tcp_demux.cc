@@ -13,16 +13,6 @@
 
 namespace affine::stack {
 
-listen_socket* stack::find_listener(std::uint16_t port) {
-  std::lock_guard g(listeners_lock_);
-  for (auto& [p, l] : listeners_)
-    if (p == port) {
-      l->ref();
-      return l;
-    }
-  return nullptr;
-}
-
 namespace {
 
 constexpr std::uint8_t tcp_number = std::uint8_t(ip_protocol::tcp);
@@ -90,7 +80,7 @@ void stack::tcp_in(per_core& pc, std::uint32_t src, std::uint32_t dst, std::span
   }
   bump(pc.counters.tcp_segments_in);
   if (dst == routes_.address())
-    if (listen_socket* l = find_listener(seg.dst_port)) {
+    if (listen_socket* l = listeners_.find(pc.index, seg.dst_port)) {
       listen_in(pc, *l, t, seg, now);
       l->unref();
       return;

@@ -387,14 +387,13 @@ std::expected<listen_socket*, std::error_code> stack::listen(const net::listen_o
   if (port == 0) {
     for (unsigned tries = 0; tries < 16384 && port == 0; ++tries) {
       const auto p = std::uint16_t(49152 + next_port_.fetch_add(1, std::memory_order_relaxed) % 16384);
-      if (std::none_of(listeners_.begin(), listeners_.end(), [p](auto& e) { return e.first == p; })) port = p;
+      if (!listeners_.bound(p)) port = p;
     }
     if (port == 0) return std::unexpected(err(std::errc::address_in_use));
   }
-  for (auto& [p, l] : listeners_)
-    if (p == port) return std::unexpected(err(std::errc::address_in_use));
+  if (listeners_.bound(port)) return std::unexpected(err(std::errc::address_in_use));
   auto* l = new listen_socket({{routes_.address()}, port}, opts.backlog, opts.accepted);
-  listeners_.emplace_back(port, l);  // the table's reference
+  listeners_.insert(port, l);  // the table's reference
   l->ref();                          // the caller's
   return l;
 }
@@ -402,11 +401,7 @@ std::expected<listen_socket*, std::error_code> stack::listen(const net::listen_o
 void stack::close_listener(listen_socket* l) {
   {
     std::lock_guard g(listeners_lock_);
-    std::erase_if(listeners_, [&](auto& e) {
-      if (e.second != l) return false;
-      l->unref();
-      return true;
-    });
+    if (listeners_.remove(l->local().port, l)) l->unref();
   }
   std::deque<tcp_socket*> orphans;
   {

@@ -63,6 +63,7 @@ stack::stack(runtime& rt, drivers::port& port, const stack_config& cfg, route_ta
       isn_(tcp::isn_generator::from_random_device()),
       flows_(cfg.max_connections),
       arp_(cfg.arp),
+      listeners_(rt.cores()),
       next_port_(49152 + std::uint32_t(now_ns() % 16384)) {}
 
 stack::~stack() {
@@ -76,13 +77,10 @@ stack::~stack() {
   attachment_.reset();  // no more RX: the pollers are off the reactors
   rps_.reset();         // nor backlogs
   for (auto& pc : cores_) forget_flow(*pc);
-  std::vector<listen_socket*> ls;
-  {
-    std::lock_guard g(listeners_lock_);
-    for (auto& [port, l] : listeners_) ls.push_back(l);
-    listeners_.clear();
-  }
-  for (listen_socket* l : ls) l->unref();
+  std::vector<std::pair<std::uint16_t, listen_socket*>> ls;
+  listeners_.for_each([&](std::uint16_t port, listen_socket* l) { ls.emplace_back(port, l); });
+  for (auto [port, l] : ls)
+    if (listeners_.remove(port, l)) l->unref();
   {
     std::lock_guard g(udp_lock_);
     for (auto& [port, u] : udp_ports_) u->unref();

@@ -28,6 +28,7 @@
 #include "stack/counters.hh"
 #include "stack/rps.hh"
 #include "stack/flow_table.hh"
+#include "stack/port_table.hh"
 #include "stack/ip/arp_cache.hh"
 #include "stack/ip/reassembly.hh"
 #include "stack/ip/route.hh"
@@ -172,7 +173,6 @@ class stack final : public drivers::packet_sink {
   void home(tcp_socket* s);
 
   std::optional<std::uint16_t> pick_local_port(std::uint32_t remote, std::uint16_t remote_port, unsigned core);
-  listen_socket* find_listener(std::uint16_t port);  // with a reference
   udp_socket* find_udp(std::uint16_t port, std::uint32_t dst);  // with a reference
 
   runtime& rt_;
@@ -186,8 +186,8 @@ class stack final : public drivers::packet_sink {
   flow_table flows_;
   spinlock arp_lock_;
   arp_cache arp_;  // under arp_lock_
-  spinlock listeners_lock_;
-  std::vector<std::pair<std::uint16_t, listen_socket*>> listeners_;  // under listeners_lock_
+  spinlock listeners_lock_;             // serializes listen() and close_listener()
+  port_table<listen_socket> listeners_;  // RX lookups take no lock; a reference each
   spinlock udp_lock_;
   std::vector<std::pair<std::uint16_t, udp_socket*>> udp_ports_;  // under udp_lock_; a reference each
   std::atomic<std::uint32_t> next_port_;
