@@ -1,5 +1,6 @@
 // The ACK field (RFC 9293 3.10.7.4 fifth): send window, RTT (RFC 6298,
-// RFC 7323 4), loss detection and NewReno recovery (RFC 5681, RFC 6582).
+// RFC 7323 4), loss detection and NewReno recovery (RFC 5681, RFC 6582);
+// with SACK, the scoreboard and RFC 6675 recovery (sack_recovery.cc).
 // The congestion controller owns cwnd and ssthresh; this file decides when
 // it is told what.
 
@@ -23,12 +24,23 @@ connection::step_result connection::check_ack(const tcp_segment& seg, std::uint6
   // one (blind data injection with a guessed ACK) is dropped and answered.
   if (ack < snd_una_ - max_snd_wnd_) return input_result{challenge_ack(now_ns), drop_reason::ack_too_old};
   // RFC 5681 2 compares the window with the one before this segment.
-  const bool duplicate = is_duplicate_ack(seg);
+  bool duplicate = is_duplicate_ack(seg);
+  const seq32 una_before = snd_una_;
+  const std::uint32_t sacked_before = sb_.sacked_bytes();
+  if (sack_ok_) {
+    // RFC 6675 5 (1): the scoreboard first; with SACK, what counts as a
+    // duplicate is an ACK that SACKs new data (sack_recovery.cc).
+    const scoreboard::update u = take_sack(seg, seq_max(ack, snd_una_));
+    duplicate = sack_duplicate(seg, u);
+  }
   if (ack > snd_una_) {
     process_new_ack(seg, now_ns);
   } else if (duplicate) {
     process_duplicate_ack(now_ns);
   }
+  // RFC 6937 3: DeliveredData = (change in snd.una) + (change in SACKed).
+  if (sack_ok_ && in_recovery_)
+    prr_on_ack(std::uint32_t(snd_una_ - una_before) + sb_.sacked_bytes() - sacked_before);
   // "If SND.UNA =< SEG.ACK =< SND.NXT, the send window should be updated";
   // an older ACK ("SEG.ACK < SND.UNA") is ignored.
   if (ack >= snd_una_) update_send_window(seg);
@@ -75,14 +87,22 @@ void connection::process_new_ack(const tcp_segment& seg, std::uint64_t now_ns) {
   const std::uint32_t flight = std::uint32_t(snd_max_ - snd_una_);
   snd_una_ = ack;
   if (snd_nxt_ < snd_una_) snd_nxt_ = snd_una_;
+  if (sack_ok_) {
+    sb_.advance(snd_una_);
+    high_rxt_ = seq_max(high_rxt_, snd_una_);
+  }
   retransmissions_ = 0;
   dup_acks_ = 0;
   bool restart_timer = true;
   if (in_recovery_) {
     if (ack >= recover_) {
-      // RFC 6582 3.2 step 6: a full acknowledgment ends recovery.
+      // RFC 6582 3.2 step 6 / RFC 6675 5 (A): a full acknowledgment ends
+      // recovery (RFC 6937: cwnd = ssthresh, which the exit gives a full flight).
       in_recovery_ = false;
       cc_->on_exit_recovery(std::uint32_t(snd_max_ - snd_una_));
+    } else if (sack_ok_) {
+      // RFC 6675: a partial ACK needs nothing of its own; the scoreboard
+      // says what to send and the timer restarts (RFC 6298 5.3).
     } else {
       // RFC 6582 3.2 step 5: a partial acknowledgment: retransmit the first
       // unacknowledged segment, deflate cwnd, and reset the timer on the
@@ -124,14 +144,22 @@ void connection::process_duplicate_ack(std::uint64_t now_ns) {
   ++dup_acks_;
   if (in_recovery_) {
     // RFC 6582 3.2 step 4: inflate; output() sends new data if cwnd allows.
-    cc_->on_dup_ack_in_recovery();
+    // With SACK, PRR paces recovery instead (prr_on_ack).
+    if (!sack_ok_) cc_->on_dup_ack_in_recovery();
     return;
   }
-  // RFC 5681 3.2 step 2: the third duplicate ACK. RFC 6582 3.2 step 2: only
-  // if the cumulative ACK covers more than `recover` (here one past the
-  // highest sequence number sent), so a loss already handled by a timeout
-  // does not trigger a second reduction.
-  if (dup_acks_ != 3 || snd_una_ < recover_) return;
+  // RFC 6582 3.2 step 2 / RFC 6675 5 (4): only if the cumulative ACK covers
+  // more than `recover` (one past the highest sequence number sent when the
+  // last recovery or timeout began), so one loss is not reduced for twice.
+  if (snd_una_ < recover_) return;
+  if (sack_ok_) {
+    // RFC 6675 5 (3): DupThresh duplicates, or the scoreboard shows the
+    // first unacknowledged byte lost already.
+    if (dup_acks_ >= 3 || loss_evident()) enter_sack_recovery(now_ns);
+    return;
+  }
+  // RFC 5681 3.2 step 2: the third duplicate ACK.
+  if (dup_acks_ != 3) return;
   in_recovery_ = true;
   partial_ack_seen_ = false;
   recover_ = snd_max_;

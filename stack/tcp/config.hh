@@ -58,6 +58,8 @@ struct connection_config {
   // Disjoint out-of-order ranges kept past RCV.NXT (DESIGN.md 4: every
   // resource has a bound; the bytes are bounded by the receive buffer).
   std::size_t max_ooo_ranges = 32;
+  // SACKed ranges the sender keeps past SND.UNA (the scoreboard's bound).
+  std::size_t max_sack_ranges = 32;
 };
 
 }  // namespace affine::stack::tcp

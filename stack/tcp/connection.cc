@@ -44,6 +44,7 @@ connection::connection(const open_params& p, const connection_config& cfg, tcp_s
       cc_(make_congestion_control(cfg.congestion)),
       rto_(cfg.rto),
       recover_(p.iss),
+      sb_(cfg.max_sack_ranges),
       rcv_mss_(std::min<std::uint32_t>(536, cfg.mss)) {
   g_live.fetch_add(1, std::memory_order_relaxed);
 }
@@ -119,6 +120,8 @@ void connection::enter_established(std::uint64_t now_ns) {
   // A FIN queued by shutdown_write() during the handshake goes out now.
   state_ = fin_queued_ ? tcp_state::fin_wait_1 : tcp_state::established;
   cc_->init(eff_mss_, now_ns);
+  sb_.reset(snd_una_);
+  high_rxt_ = rescue_rxt_ = rescue_begin_ = rescue_end_ = snd_una_;
   // RFC 6298 5.7: after a retransmitted SYN with no RTT sample, data starts
   // with an RTO of at least 3 s.
   if (syn_retransmitted_ && !rto_.has_sample()) {

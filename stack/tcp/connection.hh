@@ -13,8 +13,8 @@
 // The application's calls (send, recv, shutdown_write, close, abort) change
 // only buffers and flags; their segments leave on the next output().
 //
-// Later steps have their places marked: the SACK sender's scoreboard
-// (tcp_options::sack on received ACKs) and SYN cookies (the listener).
+// Later steps have their places marked: RACK-TLP (loss detection by time,
+// beside sack_recovery.cc) and SYN cookies (the listener).
 
 #include <array>
 #include <cstddef>
@@ -33,6 +33,7 @@
 #include "stack/tcp/function_ref.hh"
 #include "stack/tcp/ring_buffer.hh"
 #include "stack/tcp/rto.hh"
+#include "stack/tcp/scoreboard.hh"
 #include "stack/tcp/state.hh"
 #include "stack/wire/seq32.hh"
 #include "stack/wire/tcp_segment.hh"
@@ -62,6 +63,11 @@ struct connection_stats {
   std::uint64_t ooo_ranges_full = 0;          // out-of-order data not kept: assembler bound hit
   std::uint64_t challenge_acks = 0;           // RFC 5961 3.2, 4.2, 5.2
   std::uint64_t challenge_acks_limited = 0;   // RFC 5961 7: owed but not sent (throttled)
+  std::uint64_t sack_recoveries = 0;          // RFC 6675 loss recovery episodes
+  std::uint64_t rescue_retransmits = 0;       // RFC 6675 RescueRxt
+  std::uint64_t dsacks_received = 0;          // RFC 2883 duplicate reports (not counted as loss)
+  std::uint64_t sack_blocks_rejected = 0;     // empty, inverted or beyond SND.MAX
+  std::uint64_t sack_ranges_full = 0;         // a block not kept: the scoreboard's bound
 };
 
 class connection {
@@ -138,6 +144,7 @@ class connection {
   std::uint8_t recv_window_scale() const { return rcv_wscale_; }
   bool timestamps_enabled() const { return ts_ok_; }
   bool sack_enabled() const { return sack_ok_; }  // RFC 2018 2: both SYNs had SACK-permitted
+  const scoreboard& sack_scoreboard() const { return sb_; }
 
   // One line of the connection's variables (RFC 9293 3.3.1 names), for
   // stats endpoints and for tests that must say why a transfer stalled.
@@ -227,6 +234,24 @@ class connection {
   void note_out_of_order(seq32 seq);
   void add_sack_blocks(tcp_options& o, std::uint32_t room_bytes) const;
 
+  // sack_recovery.cc: the SACK sender, RFC 6675 loss recovery with RFC 6937
+  // Proportional Rate Reduction.
+  struct next_segment {
+    seq32 seq;
+    std::uint32_t len = 0;
+    bool fin = false;
+    enum class kind : std::uint8_t { retransmit, new_data, rescue } what = kind::retransmit;
+  };
+  scoreboard::update take_sack(const tcp_segment& seg, seq32 una_after);
+  bool sack_duplicate(const tcp_segment& seg, const scoreboard::update& u) const;
+  bool loss_evident() const;
+  void enter_sack_recovery(std::uint64_t now_ns);
+  void prr_on_ack(std::uint32_t delivered);
+  std::uint32_t sack_pipe() const;
+  std::optional<next_segment> next_seg() const;
+  next_segment cut(seq32 begin, seq32 end, next_segment::kind what) const;
+  void output_sack_recovery(std::uint64_t now_ns, segment_sink sink);
+
   // transmit.cc
   void output_syn(std::uint64_t now_ns, segment_sink sink);
   void output_data(std::uint64_t now_ns, segment_sink sink);
@@ -297,6 +322,19 @@ class connection {
   bool retransmit_head_ = false;   // fast retransmit: resend at SND.UNA on the next output
   bool partial_ack_seen_ = false;  // RFC 6582 3.2 step 5: the timer is reset on the first only
   seq32 recover_;
+  // The SACK sender (RFC 6675): the scoreboard, HighRxt (one past the last
+  // byte retransmitted in order), RescueRxt (a rescue may go once SND.UNA
+  // passes it) and the rescue's range, and PRR's counts (RFC 6937
+  // RecoverFS, prr_delivered, prr_out, and sndcnt: what the latest ACK lets
+  // recovery send).
+  scoreboard sb_;
+  seq32 high_rxt_;
+  seq32 rescue_rxt_;
+  seq32 rescue_begin_, rescue_end_;
+  std::uint32_t recover_fs_ = 1;
+  std::uint64_t prr_delivered_ = 0;
+  std::uint64_t prr_out_ = 0;
+  std::int64_t sndcnt_ = 0;
   unsigned retransmissions_ = 0;   // consecutive timeouts without progress
   bool syn_retransmitted_ = false;
   std::optional<seq32> rtt_seq_;   // Karn: the one timed segment, when timestamps are off

@@ -71,6 +71,10 @@ void connection::on_retransmit_timeout(std::uint64_t now_ns) {
     // recover = the highest sequence number sent, and recovery ends;
     // RFC 6298 5.4: retransmit from SND.UNA (output() resends in order).
     cc_->on_timeout(std::uint32_t(snd_max_ - snd_una_));
+    // RFC 2018 8: the receiver may have dropped what it SACKed (reneging):
+    // the scoreboard starts again, and so does HighRxt.
+    sb_.clear();
+    high_rxt_ = snd_una_;
     in_recovery_ = false;
     retransmit_head_ = false;
     dup_acks_ = 0;

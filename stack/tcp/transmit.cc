@@ -61,6 +61,11 @@ void connection::output_data(std::uint64_t now_ns, segment_sink sink) {
                         state_ == tcp_state::close_wait || state_ == tcp_state::closing ||
                         state_ == tcp_state::last_ack;
   if (!may_send) return;
+  if (in_recovery_ && sack_ok_) {
+    // RFC 6675 with PRR: everything recovery sends, new data included.
+    output_sack_recovery(now_ns, sink);
+    return;
+  }
   if (retransmit_head_) {
     // RFC 5681 3.2 step 3, RFC 6582 3.2 steps 3 and 5: resend the first
     // unacknowledged segment, whatever the windows say.
@@ -75,6 +80,13 @@ void connection::output_data(std::uint64_t now_ns, segment_sink sink) {
     cc_->on_idle_restart(now_ns);
   std::uint32_t queued = 0;
   for (;;) {
+    // Going back over what was sent after a timeout: what the peer SACKed
+    // since needs no second copy (RFC 6675 5.1 lets the sender use it).
+    if (sack_ok_ && snd_nxt_ < snd_max_)
+      if (const std::optional<seq32> past = sb_.sacked_run_end(snd_nxt_)) {
+        snd_nxt_ = *past < snd_max_ ? *past : snd_max_;
+        continue;
+      }
     const seq32 end = fin_seq();
     queued = snd_nxt_ < end ? std::uint32_t(end - snd_nxt_) : 0;
     const bool fin_unsent = fin_queued_ && snd_nxt_ <= end;
