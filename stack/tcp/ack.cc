@@ -39,8 +39,10 @@ connection::step_result connection::check_ack(const tcp_segment& seg, std::uint6
     process_duplicate_ack(now_ns);
   }
   // RFC 6937 3: DeliveredData = (change in snd.una) + (change in SACKed).
-  if (sack_ok_ && in_recovery_)
+  if (sack_ok_ && in_recovery_) {
+    check_head_retransmission();
     prr_on_ack(std::uint32_t(snd_una_ - una_before) + sb_.sacked_bytes() - sacked_before);
+  }
   // "If SND.UNA =< SEG.ACK =< SND.NXT, the send window should be updated";
   // an older ACK ("SEG.ACK < SND.UNA") is ignored.
   if (ack >= snd_una_) update_send_window(seg);
@@ -99,6 +101,7 @@ void connection::process_new_ack(const tcp_segment& seg, std::uint64_t now_ns) {
       // RFC 6582 3.2 step 6 / RFC 6675 5 (A): a full acknowledgment ends
       // recovery (RFC 6937: cwnd = ssthresh, which the exit gives a full flight).
       in_recovery_ = false;
+      if (sack_ok_) retransmit_head_ = head_rxt_pending_ = false;
       cc_->on_exit_recovery(std::uint32_t(snd_max_ - snd_una_));
     } else if (sack_ok_) {
       // RFC 6675: a partial ACK needs nothing of its own; the scoreboard

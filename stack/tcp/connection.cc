@@ -83,11 +83,13 @@ std::string connection::describe(std::uint64_t now_ns) const {
   return fmt::format(
       "{} iss={} snd.una=+{} snd.nxt=+{} snd.max=+{} snd.wnd={} queued={} irs={} rcv.nxt=+{} rcv.adv=+{} "
       "rcv.buf={} ooo={} cc={} cwnd={} ssthresh={} dupacks={} recovery={} rto={}ms retrans={} timers[rtx={} "
-      "persist={} dack={} ka={} close={}]",
+      "persist={} dack={} ka={} close={}] stats[sent={} rexmit={} rtos={} fast={} sack_recoveries={} dsacks={}]",
       to_string(state_), iss_.raw(), snd_una_ - iss_, snd_nxt_ - iss_, snd_max_ - iss_, snd_wnd_, snd_buf_.size(),
       irs_.raw(), rcv_nxt_ - irs_, rcv_adv_ - irs_, rcv_buf_.size(), ooo_.range_count(), cc_->name(), cc_->cwnd(),
       cc_->ssthresh(), dup_acks_, in_recovery_, rto_.rto_ns() / 1'000'000, retransmissions_, in(timers_.retransmit),
-      in(timers_.persist), in(timers_.delayed_ack), in(timers_.keepalive), in(timers_.close));
+      in(timers_.persist), in(timers_.delayed_ack), in(timers_.keepalive), in(timers_.close), stats_.segments_sent,
+      stats_.retransmitted_segments, stats_.retransmission_timeouts, stats_.fast_retransmits, stats_.sack_recoveries,
+      stats_.dsacks_received);
 }
 
 std::size_t connection::live_count() { return g_live.load(std::memory_order_relaxed); }

@@ -65,6 +65,7 @@ struct connection_stats {
   std::uint64_t challenge_acks_limited = 0;   // RFC 5961 7: owed but not sent (throttled)
   std::uint64_t sack_recoveries = 0;          // RFC 6675 loss recovery episodes
   std::uint64_t rescue_retransmits = 0;       // RFC 6675 RescueRxt
+  std::uint64_t lost_retransmits = 0;         // a retransmission found lost by later SACKs, and sent again
   std::uint64_t dsacks_received = 0;          // RFC 2883 duplicate reports (not counted as loss)
   std::uint64_t sack_blocks_rejected = 0;     // empty, inverted or beyond SND.MAX
   std::uint64_t sack_ranges_full = 0;         // a block not kept: the scoreboard's bound
@@ -245,6 +246,7 @@ class connection {
   scoreboard::update take_sack(const tcp_segment& seg, seq32 una_after);
   bool sack_duplicate(const tcp_segment& seg, const scoreboard::update& u) const;
   bool loss_evident() const;
+  void check_head_retransmission();
   void enter_sack_recovery(std::uint64_t now_ns);
   void prr_on_ack(std::uint32_t delivered);
   std::uint32_t sack_pipe() const;
@@ -329,6 +331,11 @@ class connection {
   // recovery send).
   scoreboard sb_;
   seq32 high_rxt_;
+  // A lost retransmission of the first hole: when it left, SND.MAX was at
+  // head_rxt_mark_; data sent after it SACKed while it is still missing
+  // means it was lost too (the ordering RACK generalises).
+  bool head_rxt_pending_ = false;
+  seq32 head_rxt_seq_, head_rxt_mark_;
   seq32 rescue_rxt_;
   seq32 rescue_begin_, rescue_end_;
   std::uint32_t recover_fs_ = 1;

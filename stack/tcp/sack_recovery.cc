@@ -36,6 +36,24 @@ bool connection::sack_duplicate(const tcp_segment& seg, const scoreboard::update
 // RFC 6675 5 (3): IsLost(HighACK + 1), the first byte not acknowledged.
 bool connection::loss_evident() const { return snd_una_ < sb_.lost_before(eff_mss_, dup_thresh); }
 
+// RFC 6675 alone sends each hole once per episode: a lost retransmission
+// waits for the timer. The one that matters most is the first hole's (it
+// holds SND.UNA and the timer): when more than (DupThresh - 1) * SMSS of data
+// sent after it is SACKed while SND.UNA has not passed it, it was lost too
+// (the same reordering margin IsLost allows), and goes again. Linux had
+// this as lost-retransmit detection before RACK.
+void connection::check_head_retransmission() {
+  if (!head_rxt_pending_) return;
+  if (snd_una_ > head_rxt_seq_ || !in_recovery_) {
+    head_rxt_pending_ = false;
+    return;
+  }
+  if (sb_.sacked_within(head_rxt_mark_, snd_max_) <= (dup_thresh - 1) * eff_mss_) return;
+  head_rxt_pending_ = false;
+  retransmit_head_ = true;
+  ++stats_.lost_retransmits;
+}
+
 void connection::enter_sack_recovery(std::uint64_t now_ns) {
   ++stats_.sack_recoveries;
   // RFC 6675 5 (4.1): RecoveryPoint = HighData; (4.2) the reduction; the
@@ -43,6 +61,7 @@ void connection::enter_sack_recovery(std::uint64_t now_ns) {
   in_recovery_ = true;
   recover_ = snd_max_;
   high_rxt_ = snd_una_;
+  head_rxt_pending_ = retransmit_head_ = false;
   const auto flight = std::uint32_t(snd_max_ - snd_una_);
   // (4.3): RescueRxt at the last byte of the first retransmission, so no
   // rescue goes before that retransmission is acknowledged.
@@ -125,7 +144,14 @@ std::optional<connection::next_segment> connection::next_seg() const {
 
 void connection::output_sack_recovery(std::uint64_t now_ns, segment_sink sink) {
   while (sndcnt_ > 0) {
-    const std::optional<next_segment> s = next_seg();
+    std::optional<next_segment> s;
+    if (retransmit_head_) {
+      // The first hole's retransmission was lost: it goes first, again.
+      retransmit_head_ = false;
+      const auto hole = sb_.hole_from(snd_una_);
+      if (hole && hole->first == snd_una_) s = cut(snd_una_, hole->second, next_segment::kind::retransmit);
+    }
+    if (!s) s = next_seg();
     if (!s || (s->len == 0 && !s->fin)) break;
     send_data_segment(s->seq, s->len, s->fin, now_ns, sink);
     const std::uint32_t used = s->len + (s->fin ? 1 : 0);
@@ -136,7 +162,12 @@ void connection::output_sack_recovery(std::uint64_t now_ns, segment_sink sink) {
         break;
       case next_segment::kind::retransmit:
         ++stats_.fast_retransmits;
-        high_rxt_ = s->seq + used;
+        high_rxt_ = seq_max(high_rxt_, s->seq + used);
+        if (s->seq == snd_una_) {
+          head_rxt_pending_ = true;
+          head_rxt_seq_ = snd_una_;
+          head_rxt_mark_ = snd_max_;
+        }
         break;
       case next_segment::kind::rescue:
         ++stats_.fast_retransmits;

@@ -76,7 +76,7 @@ void connection::on_retransmit_timeout(std::uint64_t now_ns) {
     sb_.clear();
     high_rxt_ = snd_una_;
     in_recovery_ = false;
-    retransmit_head_ = false;
+    retransmit_head_ = head_rxt_pending_ = false;
     dup_acks_ = 0;
     recover_ = snd_max_;
     snd_nxt_ = snd_una_;

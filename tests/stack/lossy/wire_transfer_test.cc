@@ -109,6 +109,9 @@ class wire_transfer : public testing::two_stacks {
       if (!r.at_a.error.empty() || !r.at_b.error.empty())
         for (stack* st : {&sa, &sb})
           for (const std::string& line : st->describe_connections()) ADD_FAILURE() << "stalled: " << line;
+      if (std::getenv("AFFINE_TEST_VERBOSE"))
+        for (stack* st : {&sa, &sb})
+          for (const std::string& line : st->describe_connections()) fmt::print(stderr, "  {}\n", line);
       client.close();
       listener.close();
       for (stack* st : {&sa, &sb})

@@ -86,6 +86,29 @@ TEST_P(SackRecovery, EveryLostHoleIsRetransmittedBeforeNewData_RFC6675_4_NextSeg
   EXPECT_EQ(conn().stats().sack_recoveries, 1u);
 }
 
+// The first hole's retransmission is lost as well: data sent after it is
+// SACKed, more than (DupThresh - 1) * SMSS of it, while SND.UNA stays: it
+// goes again instead of waiting for the timer.
+TEST_P(SackRecovery, ALostRetransmissionOfTheFirstHoleIsSentAgain) {
+  enter();
+  app_write(20000);
+  ack(0, {{1000, 4000}});
+  EXPECT_EQ(sent_offsets(), (std::vector<std::uint32_t>{0, 10000}));
+  for (std::uint32_t k = 4; k < 10; ++k) ack(0, {{1000, 1000 * (k + 1)}});
+  EXPECT_EQ(sent_offsets(), (std::vector<std::uint32_t>{11000, 12000, 13000}));
+  ack(0, {{1000, 12000}});  // 10000-12000 went after the retransmission: not yet 3 segments
+  EXPECT_EQ(conn().stats().lost_retransmits, 0u);
+  take_emitted();
+  ack(0, {{1000, 13000}});  // 3000 after it: lost
+  const auto sent = sent_offsets();
+  ASSERT_FALSE(sent.empty());
+  EXPECT_EQ(sent.front(), 0u);
+  EXPECT_EQ(conn().stats().lost_retransmits, 1u);
+  take_emitted();
+  ack(14000, {});  // everything: recovery ends
+  take_emitted();
+}
+
 // A duplicate report (RFC 2883) is counted and is no sign of loss.
 TEST_P(SackRecovery, DsacksAreCountedNotTakenAsLoss_RFC2883) {
   enter();
