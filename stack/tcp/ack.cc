@@ -27,21 +27,25 @@ connection::step_result connection::check_ack(const tcp_segment& seg, std::uint6
   bool duplicate = is_duplicate_ack(seg);
   const seq32 una_before = snd_una_;
   const std::uint32_t sacked_before = sb_.sacked_bytes();
+  scoreboard::update sacked;
   if (sack_ok_) {
     // RFC 6675 5 (1): the scoreboard first; with SACK, what counts as a
     // duplicate is an ACK that SACKs new data (sack_recovery.cc).
-    const scoreboard::update u = take_sack(seg, seq_max(ack, snd_una_));
-    duplicate = sack_duplicate(seg, u);
+    sacked = take_sack(seg, seq_max(ack, snd_una_));
+    duplicate = sack_duplicate(seg, sacked);
   }
   if (ack > snd_una_) {
     process_new_ack(seg, now_ns);
   } else if (duplicate) {
     process_duplicate_ack(now_ns);
   }
-  // RFC 6937 3: DeliveredData = (change in snd.una) + (change in SACKed).
-  if (sack_ok_ && in_recovery_) {
-    check_head_retransmission();
-    prr_on_ack(std::uint32_t(snd_una_ - una_before) + sb_.sacked_bytes() - sacked_before);
+  if (sack_ok_) {
+    check_loss_probe(sacked, now_ns);  // RFC 8985 7.4 (may start recovery)
+    // RFC 6937 3: DeliveredData = (change in snd.una) + (change in SACKed).
+    if (in_recovery_) {
+      check_head_retransmission();
+      prr_on_ack(std::uint32_t(snd_una_ - una_before) + sb_.sacked_bytes() - sacked_before);
+    }
   }
   // "If SND.UNA =< SEG.ACK =< SND.NXT, the send window should be updated";
   // an older ACK ("SEG.ACK < SND.UNA") is ignored.
@@ -92,6 +96,7 @@ void connection::process_new_ack(const tcp_segment& seg, std::uint64_t now_ns) {
   if (sack_ok_) {
     sb_.advance(snd_una_);
     high_rxt_ = seq_max(high_rxt_, snd_una_);
+    lost_below_ = seq_max(lost_below_, snd_una_);
   }
   retransmissions_ = 0;
   dup_acks_ = 0;
@@ -101,7 +106,10 @@ void connection::process_new_ack(const tcp_segment& seg, std::uint64_t now_ns) {
       // RFC 6582 3.2 step 6 / RFC 6675 5 (A): a full acknowledgment ends
       // recovery (RFC 6937: cwnd = ssthresh, which the exit gives a full flight).
       in_recovery_ = false;
-      if (sack_ok_) retransmit_head_ = head_rxt_pending_ = false;
+      if (sack_ok_) {
+        retransmit_head_ = head_rxt_pending_ = false;
+        lost_below_ = snd_una_;
+      }
       cc_->on_exit_recovery(std::uint32_t(snd_max_ - snd_una_));
     } else if (sack_ok_) {
       // RFC 6675: a partial ACK needs nothing of its own; the scoreboard
@@ -132,6 +140,8 @@ void connection::process_new_ack(const tcp_segment& seg, std::uint64_t now_ns) {
   } else if (restart_timer) {
     restart_retransmit_timer(now_ns);
   }
+  // RFC 8985 7.2: an ACK of new data starts the probe timer again.
+  arm_loss_probe(now_ns);
 }
 
 // RFC 5681 2, DUPLICATE ACKNOWLEDGMENT: (a) data outstanding, (b) no data,

@@ -123,7 +123,7 @@ void connection::enter_established(std::uint64_t now_ns) {
   state_ = fin_queued_ ? tcp_state::fin_wait_1 : tcp_state::established;
   cc_->init(eff_mss_, now_ns);
   sb_.reset(snd_una_);
-  high_rxt_ = rescue_rxt_ = rescue_begin_ = rescue_end_ = snd_una_;
+  high_rxt_ = rescue_rxt_ = rescue_begin_ = rescue_end_ = lost_below_ = snd_una_;
   // RFC 6298 5.7: after a retransmitted SYN with no RTT sample, data starts
   // with an RTO of at least 3 s.
   if (syn_retransmitted_ && !rto_.has_sample()) {
@@ -141,7 +141,7 @@ void connection::enter_time_wait(std::uint64_t now_ns) {
   state_ = tcp_state::time_wait;
   timers_ = timers{};
   timers_.close = now_ns + cfg_.time_wait_ns;
-  retransmit_head_ = persist_probe_due_ = keepalive_probe_due_ = false;
+  retransmit_head_ = persist_probe_due_ = keepalive_probe_due_ = loss_probe_due_ = false;
 }
 
 void connection::flush_buffers() {
@@ -160,7 +160,7 @@ void connection::enter_closed(std::error_code err) {
   }
   state_ = tcp_state::closed;
   timers_ = timers{};
-  ack_now_ = ack_due_ = retransmit_head_ = persist_probe_due_ = keepalive_probe_due_ = false;
+  ack_now_ = ack_due_ = retransmit_head_ = persist_probe_due_ = keepalive_probe_due_ = loss_probe_due_ = false;
   events_.add(event::closed);
   events_.add(event::readable);
   events_.add(event::writable);

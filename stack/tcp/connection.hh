@@ -13,8 +13,8 @@
 // The application's calls (send, recv, shutdown_write, close, abort) change
 // only buffers and flags; their segments leave on the next output().
 //
-// Later steps have their places marked: RACK-TLP (loss detection by time,
-// beside sack_recovery.cc) and SYN cookies (the listener).
+// Later steps have their places marked: RACK (loss detection by time,
+// beside sack_recovery.cc and loss_probe.cc) and SYN cookies (the listener).
 
 #include <array>
 #include <cstddef>
@@ -66,6 +66,8 @@ struct connection_stats {
   std::uint64_t sack_recoveries = 0;          // RFC 6675 loss recovery episodes
   std::uint64_t rescue_retransmits = 0;       // RFC 6675 RescueRxt
   std::uint64_t lost_retransmits = 0;         // a retransmission found lost by later SACKs, and sent again
+  std::uint64_t loss_probes = 0;              // RFC 8985 7 tail loss probes sent
+  std::uint64_t loss_probe_repairs = 0;       // RFC 8985 7.4: a probe repaired a loss (cwnd reduced)
   std::uint64_t dsacks_received = 0;          // RFC 2883 duplicate reports (not counted as loss)
   std::uint64_t sack_blocks_rejected = 0;     // empty, inverted or beyond SND.MAX
   std::uint64_t sack_ranges_full = 0;         // a block not kept: the scoreboard's bound
@@ -174,6 +176,7 @@ class connection {
     std::uint64_t keepalive = no_deadline;    // RFC 1122 4.2.3.6
     std::uint64_t close = no_deadline;        // TIME-WAIT, or FIN-WAIT-2 after close()
     std::uint64_t linger = no_deadline;       // SO_LINGER after close()
+    std::uint64_t loss_probe = no_deadline;   // RFC 8985 7 TLP's PTO
   };
 
   connection(const open_params& p, const connection_config& cfg, tcp_state initial);
@@ -253,6 +256,13 @@ class connection {
   std::optional<next_segment> next_seg() const;
   next_segment cut(seq32 begin, seq32 end, next_segment::kind what) const;
   void output_sack_recovery(std::uint64_t now_ns, segment_sink sink);
+
+  // loss_probe.cc: RFC 8985 7, the tail loss probe.
+  bool loss_probe_allowed() const;
+  void arm_loss_probe(std::uint64_t now_ns);
+  void output_loss_probe(std::uint64_t now_ns, segment_sink sink);
+  void check_loss_probe(const scoreboard::update& u, std::uint64_t now_ns);
+  seq32 lost_boundary() const;
 
   // transmit.cc
   void output_syn(std::uint64_t now_ns, segment_sink sink);
@@ -338,6 +348,15 @@ class connection {
   seq32 head_rxt_seq_, head_rxt_mark_;
   seq32 rescue_rxt_;
   seq32 rescue_begin_, rescue_end_;
+  // RFC 8985 7: the probe in flight ([loss_probe_begin_, TLP.end_seq)), and
+  // whether it was a retransmission. When it is SACKed, everything
+  // un-SACKed sent before it is lost (RACK's rule for the one segment whose
+  // send time is known): lost_below_ lifts the IsLost boundary to it.
+  bool loss_probe_due_ = false;
+  std::optional<seq32> loss_probe_end_;
+  seq32 loss_probe_begin_;
+  bool loss_probe_retransmitted_ = false;
+  seq32 lost_below_;
   std::uint32_t recover_fs_ = 1;
   std::uint64_t prr_delivered_ = 0;
   std::uint64_t prr_out_ = 0;

@@ -34,7 +34,7 @@ bool connection::sack_duplicate(const tcp_segment& seg, const scoreboard::update
 }
 
 // RFC 6675 5 (3): IsLost(HighACK + 1), the first byte not acknowledged.
-bool connection::loss_evident() const { return snd_una_ < sb_.lost_before(eff_mss_, dup_thresh); }
+bool connection::loss_evident() const { return snd_una_ < lost_boundary(); }
 
 // RFC 6675 alone sends each hole once per episode: a lost retransmission
 // waits for the timer. The one that matters most is the first hole's (it
@@ -62,6 +62,7 @@ void connection::enter_sack_recovery(std::uint64_t now_ns) {
   recover_ = snd_max_;
   high_rxt_ = snd_una_;
   head_rxt_pending_ = retransmit_head_ = false;
+  timers_.loss_probe = no_deadline;  // RFC 8985 7.2: no probe in recovery
   const auto flight = std::uint32_t(snd_max_ - snd_una_);
   // (4.3): RescueRxt at the last byte of the first retransmission, so no
   // rescue goes before that retransmission is acknowledged.
@@ -97,7 +98,7 @@ void connection::prr_on_ack(std::uint32_t delivered) {
 }
 
 std::uint32_t connection::sack_pipe() const {
-  return pipe(sb_, snd_max_, sb_.lost_before(eff_mss_, dup_thresh), high_rxt_, rescue_begin_, rescue_end_);
+  return pipe(sb_, snd_max_, lost_boundary(), high_rxt_, rescue_begin_, rescue_end_);
 }
 
 // The segment that sends [begin, end), cut to one Eff.snd.MSS of data; the
@@ -115,7 +116,7 @@ connection::next_segment connection::cut(seq32 begin, seq32 end, next_segment::k
 // RFC 6675 4 NextSeg(), and RescueRxt (5 (C.4)). Retransmissions go in
 // sequence order from HighRxt, so the retransmitted bytes are those before it.
 std::optional<connection::next_segment> connection::next_seg() const {
-  const seq32 lost = sb_.lost_before(eff_mss_, dup_thresh);
+  const seq32 lost = lost_boundary();
   const seq32 from = seq_max(high_rxt_, snd_una_);
   const auto hole = sb_.hole_from(from);
   // (1) The first un-SACKed byte past HighRxt that IsLost.

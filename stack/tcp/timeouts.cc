@@ -11,7 +11,7 @@ namespace affine::stack::tcp {
 
 std::uint64_t connection::next_deadline() const {
   return std::min({timers_.retransmit, timers_.persist, timers_.delayed_ack, timers_.keepalive, timers_.close,
-                   timers_.linger});
+                   timers_.linger, timers_.loss_probe});
 }
 
 void connection::on_timer(std::uint64_t now_ns) {
@@ -29,6 +29,10 @@ void connection::on_timer(std::uint64_t now_ns) {
     timers_.retransmit = no_deadline;
     on_retransmit_timeout(now_ns);
     if (state_ == tcp_state::closed) return;
+  }
+  if (timers_.loss_probe <= now_ns) {
+    timers_.loss_probe = no_deadline;
+    loss_probe_due_ = true;  // output() sends it
   }
   if (timers_.persist <= now_ns) {
     timers_.persist = no_deadline;
@@ -74,7 +78,11 @@ void connection::on_retransmit_timeout(std::uint64_t now_ns) {
     // RFC 2018 8: the receiver may have dropped what it SACKed (reneging):
     // the scoreboard starts again, and so does HighRxt.
     sb_.clear();
-    high_rxt_ = snd_una_;
+    high_rxt_ = lost_below_ = snd_una_;
+    // RFC 8985 7: the timer did what a probe would have; none is out.
+    loss_probe_end_.reset();
+    timers_.loss_probe = no_deadline;
+    loss_probe_due_ = false;
     in_recovery_ = false;
     retransmit_head_ = head_rxt_pending_ = false;
     dup_acks_ = 0;

@@ -30,6 +30,7 @@ void connection::output(std::uint64_t now_ns, segment_sink sink) {
       break;
   }
   output_data(now_ns, sink);
+  if (loss_probe_due_) output_loss_probe(now_ns, sink);
   output_probes(now_ns, sink);
   if (ack_now_ || ack_due_ || window_update_due()) {
     tcp_segment ack = make_segment(tcp_control::none, snd_max_, now_ns);  // SND.MAX: see ack_segment()
@@ -98,9 +99,12 @@ void connection::output_data(std::uint64_t now_ns, segment_sink sink) {
     const bool fin = fin_unsent && len == queued;
     if (len == 0 && !fin) break;
     if (len > 0 && !send_allowed(len, queued, fin, flight)) break;
+    const bool fresh = snd_nxt_ == snd_max_;
     send_data_segment(snd_nxt_, len, fin, now_ns, sink);
     snd_nxt_ += len + (fin ? 1 : 0);
     snd_max_ = seq_max(snd_max_, snd_nxt_);
+    // RFC 8985 7.2: new data (not itself a probe) starts the probe timer.
+    if (fresh) arm_loss_probe(now_ns);
   }
   // Data held back with nothing in flight: no ACK will come to release it.
   // The persist timer sends it, or probes a zero window (RFC 9293 3.8.6.1,
