@@ -1,8 +1,9 @@
 #pragma once
 // What one reactor core of a stack owns: its counters, its fragment
 // reassembly, its TX queue and packet pool, and the timer fiber of the
-// sockets homed on it. Reached only on that core, except the timer list
-// (under timer_lock) and the counters (single writer, relaxed atomics).
+// sockets homed on it. Reached only on that core, except the rearm list
+// (lock-free), the timer fiber's wait (timer_lock) and the counters (single
+// writer, relaxed atomics).
 
 #include <atomic>
 #include <cstdint>
@@ -10,7 +11,9 @@
 
 #include "affine/fiber.hh"
 #include "affine/sync.hh"
+#include "affine/time.hh"
 #include "drivers/poller.hh"
+#include "reactor/timer_wheel.hh"
 #include "stack/counters.hh"
 #include "stack/ip/reassembly.hh"
 #include "stack/stack.hh"
@@ -20,7 +23,7 @@ namespace affine::stack {
 
 struct stack::per_core {
   per_core(unsigned idx, const reassembly_config& rc, drivers::tx_batch& tx_batch, rte_mempool* mp)
-      : index(idx), reasm(rc), tx(tx_batch), pool(mp) {}
+      : index(idx), reasm(rc), tx(tx_batch), pool(mp), wheel(now_ns()) {}
 
   unsigned index;
   core_counters counters;
@@ -46,12 +49,22 @@ struct stack::per_core {
   std::uint64_t hop_fresh_until = 0;
   std::uint64_t hop_changes = 0;
 
-  // Timers of the sockets homed here: see timer_fiber.cc for the handshake.
+  // Timers of the sockets homed here: see timer_fiber.cc. The wheel, the
+  // homed list and `due` belong to the timer fiber alone; other cores reach
+  // it through the lock-free rearm list and a poke.
   spinlock timer_lock;
   wait_queue timer_wait;                    // under timer_lock
-  std::vector<tcp_socket*> timed;           // under timer_lock; a reference each
   bool stopping = false;                    // under timer_lock
   std::atomic<std::uint64_t> wake_at{0};    // when the timer fiber wakes next
+  std::atomic<tcp_socket*> rearm_head{nullptr};  // sockets whose deadline moved earlier, a reference each
+  timer_wheel wheel;                        // one entry per homed socket with a deadline
+  std::vector<tcp_socket*> homed;           // the wheel's sockets, a reference each (for teardown)
+  std::vector<tcp_socket*> due;             // filled by the wheel's callbacks, a reference each
+  std::uint64_t advancing_now = 0;          // the `now` of the wheel's advance in progress
+  // Written by the timer fiber, read by anyone (stack::timer_counts).
+  std::atomic<std::uint64_t> timer_wakeups{0};
+  std::atomic<std::uint64_t> timer_fired{0};  // wheel entries that came due (or moved later)
+  std::atomic<std::uint64_t> timer_armed{0};  // entries on the wheel after the last wakeup
   fiber_handle timer_fiber;
 };
 

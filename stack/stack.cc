@@ -86,8 +86,7 @@ stack::~stack() {
     for (auto& [port, u] : udp_ports_) u->unref();
     udp_ports_.clear();
   }
-  for (auto& pc : cores_)
-    for (tcp_socket* s : pc->timed) s->unref();
+  for (auto& pc : cores_) release_timers(*pc);
   std::lock_guard g(arp_lock_);
   for (rte_mbuf* m : arp_.clear()) rte_pktmbuf_free(m);
 }
@@ -149,7 +148,10 @@ stack::settled stack::settle(tcp_socket& s, std::uint64_t now) {
   // Unchanged (most segments of a busy flow): the store that set it already
   // met the timer fiber's handshake (timer_fiber.cc); a locked store less.
   if (s.deadline.load(std::memory_order_relaxed) != d) s.deadline.store(d, std::memory_order_seq_cst);
-  out.poke_timer = d < cores_[s.home_core()]->wake_at.load(std::memory_order_seq_cst);
+  // Earlier than the home wheel's entry: the timer fiber must move it. Later
+  // costs nothing: the entry fires, finds the later deadline, moves itself.
+  out.rearm = d < s.armed_for.load(std::memory_order_seq_cst);
+  out.poke_timer = out.rearm && d < cores_[s.home_core()]->wake_at.load(std::memory_order_seq_cst);
   if (s.conn.state() == tcp::tcp_state::closed && s.in_table) {
     s.in_table = false;
     out.closed = true;
@@ -160,12 +162,14 @@ stack::settled stack::settle(tcp_socket& s, std::uint64_t now) {
 void stack::finish(tcp_socket& s, settled what) {
   if (what.closed) {
     flows_.erase(s.conn.tuple(), &s);  // the tuple is fixed: no lock needed to read it
-    s.retired.store(true, std::memory_order_release);
+    s.retired.store(true, std::memory_order_seq_cst);
+    queue_rearm(s);  // the home core's timer fiber lets go of it
     poke_timer(*cores_[s.home_core()]);
     if (per_core& pc = here(); pc.last_flow == &s) forget_flow(pc);  // last: may drop the last reference
-  } else if (what.poke_timer) {
-    poke_timer(*cores_[s.home_core()]);
+    return;
   }
+  if (what.rearm) queue_rearm(s);
+  if (what.poke_timer) poke_timer(*cores_[s.home_core()]);
 }
 
 // A child of a listener reached ESTABLISHED (into the accept queue) or died

@@ -84,6 +84,12 @@ class stack final : public drivers::packet_sink {
   // One line per connection (tcp::connection::describe), for stats and for
   // tests that must say why a transfer stalled.
   std::vector<std::string> describe_connections() const;
+  // Core `core`'s TCP timers (timer_fiber.cc): wakeups of its timer fiber,
+  // wheel entries that fired, entries armed.
+  struct timer_counts {
+    std::uint64_t wakeups = 0, fired = 0, armed = 0;
+  };
+  timer_counts timers(unsigned core) const;
   const arp_cache::counters& arp_counts() const { return arp_.counts(); }
   const rss_steering& steering() const { return steering_; }
   drivers::port& port() { return port_; }
@@ -99,6 +105,7 @@ class stack final : public drivers::packet_sink {
   // lock is released (finish()).
   struct settled {
     bool poke_timer = false;
+    bool rearm = false;  // the deadline moved before what the home wheel is armed for
     bool closed = false;
   };
   settled settle(tcp_socket& s, std::uint64_t now_ns);
@@ -171,6 +178,13 @@ class stack final : public drivers::packet_sink {
   void timer_loop(per_core& pc);
   void poke_timer(per_core& pc);
   void home(tcp_socket* s);
+  void queue_rearm(tcp_socket& s);
+  void drain_rearms(per_core& pc);
+  void arm_homed(per_core& pc, tcp_socket& s);
+  void unhome(per_core& pc, tcp_socket& s);
+  void wheel_fired(tcp_socket& s);
+  void release_timers(per_core& pc);
+  friend void on_wheel_entry(timer& entry, void* socket);
 
   std::optional<std::uint16_t> pick_local_port(std::uint32_t remote, std::uint16_t remote_port, unsigned core);
   udp_socket* find_udp(std::uint16_t port, std::uint32_t dst);  // with a reference

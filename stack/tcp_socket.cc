@@ -6,11 +6,11 @@ namespace affine::stack {
 
 tcp_socket::tcp_socket(stack& st, unsigned home_core, const tcp::open_params& p, const tcp::connection_config& cfg,
                        std::uint64_t now_ns)
-    : conn(p, cfg, now_ns), st_(st), home_(home_core) {}
+    : conn(p, cfg, now_ns), wheel_entry(&on_wheel_entry, this), st_(st), home_(home_core) {}
 
 tcp_socket::tcp_socket(stack& st, unsigned home_core, const tcp::open_params& p, const tcp::connection_config& cfg,
                        const tcp_segment& syn, std::uint64_t now_ns)
-    : conn(p, cfg, syn, now_ns), st_(st), home_(home_core) {}
+    : conn(p, cfg, syn, now_ns), wheel_entry(&on_wheel_entry, this), st_(st), home_(home_core) {}
 
 tcp_socket::~tcp_socket() {
   // A child still in SYN-RECEIVED when its stack goes away never settled, so

@@ -4,7 +4,7 @@
 // waiting to read or write, and a reference count.
 //
 // Who holds a reference: the flow table while the 4-tuple is in it, the
-// core timer list the socket is homed on, the application's handle, and any
+// timer wheel of the core the socket is homed on, each queued rearm, the application's handle, and any
 // code between a flow-table lookup and its unref(). The connection is
 // touched only with `lock` held, never across a suspension (DESIGN.md 4).
 
@@ -12,12 +12,16 @@
 #include <cstdint>
 
 #include "affine/sync.hh"
+#include "reactor/timer_wheel.hh"
 #include "stack/tcp/connection.hh"
 
 namespace affine::stack {
 
 class listen_socket;
 class stack;
+
+// The wheel entry's callback (timer_fiber.cc); the context is the socket.
+void on_wheel_entry(timer& entry, void* socket);
 
 class tcp_socket {
  public:
@@ -51,8 +55,21 @@ class tcp_socket {
   // The RX queue that brought it (-1: unknown, or through an RPS backlog):
   // whose [[port.rxq]] busy_poll_budget_us applies.
   std::atomic<int> rx_queue{-1};
-  // Set once the connection is CLOSED: the timer list lets go of it.
+  // Set once the connection is CLOSED: the home core's timers let go of it.
   std::atomic<bool> retired{false};
+
+  // The home core's timer wheel (timer_fiber.cc). `armed_for` is the deadline
+  // the wheel entry is armed for (no_deadline: none), written by the home
+  // core's timer fiber only; a settle that publishes an earlier deadline
+  // queues the socket on that core's rearm list (`rearm_next`, while
+  // `rearm_queued`). `homing` says whether the wheel holds a reference.
+  enum class homing : std::uint8_t { none, pending, homed, gone };
+  timer wheel_entry;
+  std::atomic<std::uint64_t> armed_for{tcp::no_deadline};
+  std::atomic<bool> rearm_queued{false};
+  tcp_socket* rearm_next = nullptr;
+  std::atomic<homing> home_state{homing::none};
+  std::size_t homed_index = 0;  // in the home core's list of homed sockets (timer fiber only)
 
  private:
   ~tcp_socket();  // drops the listener reference of a child never accepted

@@ -300,5 +300,62 @@ TEST_F(listener_table, SynsMeetListenersOpenedAndClosedMeanwhile) {
   });
 }
 
+// Timers that scale (issue 19 item 4): idle connections with keepalive on
+// are each one entry on their home core's timer wheel, two hours out. The
+// timer fibers then wake at most every 10 ms and visit nothing: no entry
+// fires, and nothing scans the sockets (stack/timer_fiber.cc).
+using idle_timers = wire_transfer;
+
+TEST_F(idle_timers, TenThousandIdleKeepalivesCostTheTimerFibersNothing) {
+  constexpr int connections = 10'000;
+  drivers::wire::link_config lc;
+  lc.name = "idle";
+  lc.clock = drivers::wire::clock_kind::monotonic;
+  run(lc, [&](stack& sa, stack& sb) {
+    const net::stream_options small{.keepalive = true, .send_buffer = 4096, .receive_buffer = 4096};
+    auto l = sb.backend().listen({.local = {net::any_address, 5007}, .backlog = 64, .accepted = small});
+    ASSERT_TRUE(l.has_value());
+    net::tcp_listener listener(std::move(*l));
+    std::vector<net::tcp_stream> streams;
+    streams.reserve(2 * connections);
+    const std::uint64_t deadline = now_ns() + 60'000'000'000ull;
+    for (int i = 0; i < connections; ++i) {
+      auto c = sa.backend().connect({{b_ip}, 5007}, deadline, small);
+      ASSERT_TRUE(c.has_value()) << i << ": " << c.error().message();
+      streams.emplace_back(std::move(*c));
+      auto a = listener.accept(deadline);
+      ASSERT_TRUE(a.has_value()) << i << ": " << a.error().message();
+      streams.emplace_back(std::move(*a));
+    }
+    const auto totals = [&] {
+      stack::timer_counts t;
+      for (stack* st : {&sa, &sb})
+        for (unsigned c = 0; c < st->cores(); ++c) {
+          const stack::timer_counts k = st->timers(c);
+          t.wakeups += k.wakeups;
+          t.fired += k.fired;
+          t.armed += k.armed;
+        }
+      return t;
+    };
+    // Entries armed for a deadline that has since moved later (the SYN's
+    // 1 s RTO, now a 2 h keepalive) fire once, find it moved, and move: one
+    // visit per change, not per wakeup. Those are over after a second.
+    ASSERT_TRUE(this_fiber::sleep_for(std::chrono::milliseconds(1200)));
+    const stack::timer_counts before = totals();
+    ASSERT_TRUE(this_fiber::sleep_for(std::chrono::milliseconds(300)));
+    const stack::timer_counts after = totals();
+    EXPECT_GE(after.armed, 2u * connections);      // every socket's keepalive on a wheel
+    EXPECT_LE(after.fired - before.fired, 10u);    // none of them due
+    // At most one wakeup per 10 ms tick and fiber (two stacks, up to two cores each), and slack.
+    EXPECT_LE(after.wakeups - before.wakeups, 4u * 30u + 40u);
+    if (std::getenv("AFFINE_TEST_VERBOSE"))
+      fmt::print(stderr, "  armed {} fired {} wakeups {} in 300 ms\n", after.armed, after.fired - before.fired,
+                 after.wakeups - before.wakeups);
+    for (auto& s : streams) s.abort();
+    listener.close();
+  });
+}
+
 }  // namespace
 }  // namespace affine::stack
