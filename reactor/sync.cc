@@ -216,6 +216,12 @@ std::expected<void, std::error_code> event::wait(deadline deadline_ns, stop_mode
     return {};
   }
   const wait_result r = waiters_.wait(lock_, deadline_ns, stop);
+  // A woken waiter may run before set() has left notify_all(), which still
+  // reads this event; the waiter's owner may destroy the event as soon as
+  // wait() returns (an event on a stack frame, set by the last of a group of
+  // fibers). Passing through the lock set() holds waits it out.
+  lock_.lock();
+  lock_.unlock();
   if (is_set()) return {};
   return as_expected(r == wait_result::notified ? wait_result::timed_out : r);
 }

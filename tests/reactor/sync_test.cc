@@ -6,6 +6,8 @@
 
 #include "affine/channel.hh"
 #include "affine/sync.hh"
+#include <memory>
+
 #include "tests/reactor/runtime_fixture.hh"
 
 namespace affine::test {
@@ -33,6 +35,23 @@ TEST_F(sync_api, MutexSerialisesFibersOnBothCores) {
     for (auto& h : hs) h.join();
   });
   EXPECT_EQ(counter, 40 * 500);
+}
+
+// An event may be destroyed as soon as its wait returns, while the fiber
+// that set it (on another core) is still inside set(): the echo server's
+// accept loop keeps one on its stack for its connection fibers (found as a
+// SIGSEGV in notify_all under load). Each round's event lives on the
+// waiter's stack and dies the moment wait() returns; ASan sees a late touch.
+TEST_F(sync_api, AnEventMayDieAsSoonAsItsWaitReturns) {
+  rt_->run([] {
+    for (int round = 0; round < 2000; ++round) {
+      auto e = std::make_unique<event>();
+      auto setter = spawn([ev = e.get()] { ev->set(); }, {.core = 1}).value();
+      ASSERT_TRUE(e->wait(in_ms(5000)));
+      e.reset();  // gone while set() may still be unlocking it
+      setter.join();
+    }
+  });
 }
 
 TEST_F(sync_api, MutexLockUntilTimesOut) {
