@@ -1,6 +1,7 @@
 // The ACK field (RFC 9293 3.10.7.4 fifth): send window, RTT (RFC 6298,
 // RFC 7323 4), loss detection and NewReno recovery (RFC 5681, RFC 6582);
-// with SACK, the scoreboard and RFC 6675 recovery (sack_recovery.cc).
+// with SACK, the scoreboard, RACK (rack.cc) and RFC 6675 recovery
+// (sack_recovery.cc), and the undo of a spurious reduction (undo.cc).
 // The congestion controller owns cwnd and ssthresh; this file decides when
 // it is told what.
 
@@ -40,11 +41,13 @@ connection::step_result connection::check_ack(const tcp_segment& seg, std::uint6
     process_duplicate_ack(now_ns);
   }
   if (sack_ok_) {
-    check_loss_probe(sacked, now_ns);  // RFC 8985 7.4 (may start recovery)
-    // RFC 6937 3: DeliveredData = (change in snd.una) + (change in SACKed).
-    if (in_recovery_) {
-      check_head_retransmission();
-      prr_on_ack(std::uint32_t(snd_una_ - una_before) + sb_.sacked_bytes() - sacked_before);
+    rack_on_ack(seg, sacked, now_ns);  // RFC 8985 6.2 (may start recovery)
+    if (dsack_spurious(sacked)) {
+      undo_reduction(now_ns);
+    } else {
+      check_loss_probe(sacked, now_ns);  // RFC 8985 7.4
+      // RFC 6937 3: DeliveredData = (change in snd.una) + (change in SACKed).
+      if (in_recovery_) prr_on_ack(std::uint32_t(snd_una_ - una_before) + sb_.sacked_bytes() - sacked_before);
     }
   }
   // "If SND.UNA =< SEG.ACK =< SND.NXT, the send window should be updated";
@@ -79,6 +82,9 @@ connection::step_result connection::check_ack(const tcp_segment& seg, std::uint6
 // SND.UNA < SEG.ACK =< SND.NXT: "set SND.UNA <- SEG.ACK", and what follows.
 void connection::process_new_ack(const tcp_segment& seg, std::uint64_t now_ns) {
   const seq32 ack = *seg.ack;
+  // RFC 3522: this ACK may show the reduction was for nothing, before the
+  // controller hears of it.
+  if (eifel_spurious(seg)) undo_reduction(now_ns);
   const std::uint64_t rtt_ns = sample_rtt(seg, now_ns);
   // "Any segments on the retransmission queue that are thereby entirely
   // acknowledged are removed": the acknowledged bytes leave the send buffer
@@ -93,11 +99,7 @@ void connection::process_new_ack(const tcp_segment& seg, std::uint64_t now_ns) {
   const std::uint32_t flight = std::uint32_t(snd_max_ - snd_una_);
   snd_una_ = ack;
   if (snd_nxt_ < snd_una_) snd_nxt_ = snd_una_;
-  if (sack_ok_) {
-    sb_.advance(snd_una_);
-    high_rxt_ = seq_max(high_rxt_, snd_una_);
-    lost_below_ = seq_max(lost_below_, snd_una_);
-  }
+  if (sack_ok_) sb_.advance(snd_una_);
   retransmissions_ = 0;
   dup_acks_ = 0;
   bool restart_timer = true;
@@ -107,9 +109,10 @@ void connection::process_new_ack(const tcp_segment& seg, std::uint64_t now_ns) {
       // recovery (RFC 6937: cwnd = ssthresh, which the exit gives a full flight).
       in_recovery_ = false;
       if (sack_ok_) {
-        retransmit_head_ = head_rxt_pending_ = false;
-        lost_below_ = snd_una_;
+        retransmit_head_ = false;
+        rack_on_recovery_end();
       }
+      end_undo_episode();
       cc_->on_exit_recovery(std::uint32_t(snd_max_ - snd_una_));
     } else if (sack_ok_) {
       // RFC 6675: a partial ACK needs nothing of its own; the scoreboard
@@ -125,6 +128,8 @@ void connection::process_new_ack(const tcp_segment& seg, std::uint64_t now_ns) {
       partial_ack_seen_ = true;
     }
   } else if (data_acked > 0) {
+    // A timeout's episode ends once what was out then is acknowledged.
+    if (ack >= recover_) end_undo_episode();
     cc_->on_ack({.bytes_acked = data_acked,
                  .flight_size = flight,
                  .now_ns = now_ns,
@@ -165,12 +170,8 @@ void connection::process_duplicate_ack(std::uint64_t now_ns) {
   // more than `recover` (one past the highest sequence number sent when the
   // last recovery or timeout began), so one loss is not reduced for twice.
   if (snd_una_ < recover_) return;
-  if (sack_ok_) {
-    // RFC 6675 5 (3): DupThresh duplicates, or the scoreboard shows the
-    // first unacknowledged byte lost already.
-    if (dup_acks_ >= 3 || loss_evident()) enter_sack_recovery(now_ns);
-    return;
-  }
+  // With SACK, RACK decides what is lost and starts recovery (rack.cc).
+  if (sack_ok_) return;
   // RFC 5681 3.2 step 2: the third duplicate ACK.
   if (dup_acks_ != 3) return;
   in_recovery_ = true;

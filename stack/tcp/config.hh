@@ -60,6 +60,9 @@ struct connection_config {
   std::size_t max_ooo_ranges = 32;
   // SACKed ranges the sender keeps past SND.UNA (the scoreboard's bound).
   std::size_t max_sack_ranges = 32;
+  // Segments the SACK sender keeps a transmit time for (sent_log.hh): one
+  // flight's worth, 8192 full segments being 11 MiB at MSS 1448.
+  std::size_t max_sent_records = 8192;
 };
 
 }  // namespace affine::stack::tcp

@@ -90,6 +90,14 @@ void loss_based::on_timeout(std::uint32_t flight_size) {
   on_window_set();
 }
 
+// Linux's tcp_undo_cwnd_reduction: never below what the window is now.
+void loss_based::on_undo(std::uint32_t prior_cwnd, std::uint32_t prior_ssthresh) {
+  timeout_unanswered_ = false;
+  cwnd_ = std::max(cwnd_, prior_cwnd);
+  ssthresh_ = std::max(ssthresh_, prior_ssthresh);
+  on_window_set();
+}
+
 void loss_based::on_idle_restart(std::uint64_t) {
   // RFC 5681 4.1: cwnd = min(cwnd, RW), RW = min(IW, cwnd).
   cwnd_ = std::min(cwnd_, initial_window());

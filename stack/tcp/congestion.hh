@@ -50,6 +50,10 @@ class congestion_control {
   virtual void on_timeout(std::uint32_t flight_size) = 0;
   // Sending again after an idle period longer than the RTO (RFC 5681 4.1).
   virtual void on_idle_restart(std::uint64_t now_ns) = 0;
+  // A reduction (recovery or timeout) was spurious (undo.cc): the window it
+  // took is given back, cwnd and ssthresh as they were before it (RFC 4015
+  // 2), never less than they are now.
+  virtual void on_undo(std::uint32_t prior_cwnd, std::uint32_t prior_ssthresh) = 0;
   virtual std::string_view name() const = 0;
 };
 
@@ -71,6 +75,7 @@ class loss_based : public congestion_control {
   void on_exit_recovery(std::uint32_t flight_size) final;
   void on_timeout(std::uint32_t flight_size) final;
   void on_idle_restart(std::uint64_t now_ns) override;
+  void on_undo(std::uint32_t prior_cwnd, std::uint32_t prior_ssthresh) final;
 
   std::uint32_t initial_window() const;
 

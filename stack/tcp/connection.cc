@@ -45,6 +45,7 @@ connection::connection(const open_params& p, const connection_config& cfg, tcp_s
       rto_(cfg.rto),
       recover_(p.iss),
       sb_(cfg.max_sack_ranges),
+      log_(cfg.max_sent_records),
       rcv_mss_(std::min<std::uint32_t>(536, cfg.mss)) {
   g_live.fetch_add(1, std::memory_order_relaxed);
 }
@@ -83,13 +84,17 @@ std::string connection::describe(std::uint64_t now_ns) const {
   return fmt::format(
       "{} iss={} snd.una=+{} snd.nxt=+{} snd.max=+{} snd.wnd={} queued={} irs={} rcv.nxt=+{} rcv.adv=+{} "
       "rcv.buf={} ooo={} cc={} cwnd={} ssthresh={} dupacks={} recovery={} rto={}ms retrans={} timers[rtx={} "
-      "persist={} dack={} ka={} close={}] stats[sent={} rexmit={} rtos={} fast={} sack_recoveries={} dsacks={}]",
+      "persist={} dack={} ka={} close={} reo={} tlp={}] sent_log={} lost={} rack[rtt={}us reo_wnd={}us reord={}] "
+      "stats[sent={} rexmit={} rtos={} fast={} sack_recoveries={} dsacks={} rack_lost={} lost_rexmits={} "
+      "reo_timeouts={} tlps={} undos={}]",
       to_string(state_), iss_.raw(), snd_una_ - iss_, snd_nxt_ - iss_, snd_max_ - iss_, snd_wnd_, snd_buf_.size(),
       irs_.raw(), rcv_nxt_ - irs_, rcv_adv_ - irs_, rcv_buf_.size(), ooo_.range_count(), cc_->name(), cc_->cwnd(),
       cc_->ssthresh(), dup_acks_, in_recovery_, rto_.rto_ns() / 1'000'000, retransmissions_, in(timers_.retransmit),
-      in(timers_.persist), in(timers_.delayed_ack), in(timers_.keepalive), in(timers_.close), stats_.segments_sent,
-      stats_.retransmitted_segments, stats_.retransmission_timeouts, stats_.fast_retransmits, stats_.sack_recoveries,
-      stats_.dsacks_received);
+      in(timers_.persist), in(timers_.delayed_ack), in(timers_.keepalive), in(timers_.close), in(timers_.reorder),
+      in(timers_.loss_probe), log_.size(), lost_bytes_, rack_.rtt_ns / 1000, rack_reo_wnd() / 1000, rack_.reord,
+      stats_.segments_sent, stats_.retransmitted_segments, stats_.retransmission_timeouts, stats_.fast_retransmits,
+      stats_.sack_recoveries, stats_.dsacks_received, stats_.rack_marked_lost, stats_.lost_retransmits,
+      stats_.reorder_timeouts, stats_.loss_probes, stats_.spurious_undos);
 }
 
 std::size_t connection::live_count() { return g_live.load(std::memory_order_relaxed); }
@@ -123,7 +128,8 @@ void connection::enter_established(std::uint64_t now_ns) {
   state_ = fin_queued_ ? tcp_state::fin_wait_1 : tcp_state::established;
   cc_->init(eff_mss_, now_ns);
   sb_.reset(snd_una_);
-  high_rxt_ = rescue_rxt_ = rescue_begin_ = rescue_end_ = lost_below_ = snd_una_;
+  log_.clear();
+  rexmit_high_ = snd_una_;
   // RFC 6298 5.7: after a retransmitted SYN with no RTT sample, data starts
   // with an RTO of at least 3 s.
   if (syn_retransmitted_ && !rto_.has_sample()) {

@@ -13,8 +13,10 @@
 // The application's calls (send, recv, shutdown_write, close, abort) change
 // only buffers and flags; their segments leave on the next output().
 //
-// Later steps have their places marked: RACK (loss detection by time,
-// beside sack_recovery.cc and loss_probe.cc) and SYN cookies (the listener).
+// With SACK, loss is detected by time (RACK, rack.cc, over the sent log of
+// sent_log.hh), repaired by RFC 6675 recovery paced by PRR
+// (sack_recovery.cc) or by a tail loss probe (loss_probe.cc), and a
+// reduction shown spurious is undone (undo.cc).
 
 #include <array>
 #include <cstddef>
@@ -31,9 +33,11 @@
 #include "stack/tcp/config.hh"
 #include "stack/tcp/congestion.hh"
 #include "stack/tcp/function_ref.hh"
+#include "stack/tcp/rack.hh"
 #include "stack/tcp/ring_buffer.hh"
 #include "stack/tcp/rto.hh"
 #include "stack/tcp/scoreboard.hh"
+#include "stack/tcp/sent_log.hh"
 #include "stack/tcp/state.hh"
 #include "stack/wire/seq32.hh"
 #include "stack/wire/tcp_segment.hh"
@@ -64,8 +68,12 @@ struct connection_stats {
   std::uint64_t challenge_acks = 0;           // RFC 5961 3.2, 4.2, 5.2
   std::uint64_t challenge_acks_limited = 0;   // RFC 5961 7: owed but not sent (throttled)
   std::uint64_t sack_recoveries = 0;          // RFC 6675 loss recovery episodes
-  std::uint64_t rescue_retransmits = 0;       // RFC 6675 RescueRxt
-  std::uint64_t lost_retransmits = 0;         // a retransmission found lost by later SACKs, and sent again
+  std::uint64_t lost_retransmits = 0;         // a retransmission found lost by RACK, and sent again
+  std::uint64_t rack_marked_lost = 0;         // RFC 8985 6.2: segments RACK marked lost
+  std::uint64_t reorder_timeouts = 0;         // RFC 8985 6.3: the reorder timer ran out
+  std::uint64_t reordering_seen = 0;          // RFC 8985 6.2 step 3: RACK.reord became true
+  std::uint64_t spurious_undos = 0;           // a reduction undone: Eifel (RFC 3522/4015) or D-SACK
+  std::uint64_t sent_log_full = 0;            // a transmission joined the last record: the log's bound
   std::uint64_t loss_probes = 0;              // RFC 8985 7 tail loss probes sent
   std::uint64_t loss_probe_repairs = 0;       // RFC 8985 7.4: a probe repaired a loss (cwnd reduced)
   std::uint64_t dsacks_received = 0;          // RFC 2883 duplicate reports (not counted as loss)
@@ -177,6 +185,22 @@ class connection {
     std::uint64_t close = no_deadline;        // TIME-WAIT, or FIN-WAIT-2 after close()
     std::uint64_t linger = no_deadline;       // SO_LINGER after close()
     std::uint64_t loss_probe = no_deadline;   // RFC 8985 7 TLP's PTO
+    std::uint64_t reorder = no_deadline;      // RFC 8985 6.2 step 6, RACK's reorder timer
+  };
+
+  // undo.cc: a reduction and what it retransmitted, until it is over.
+  struct undo_episode {
+    bool open = false;
+    bool timeout = false;               // a retransmission timeout is part of it
+    seq32 marker{};                     // SND.UNA when it began
+    std::uint32_t prior_cwnd = 0;       // the window before the reduction
+    std::uint32_t prior_ssthresh = 0;
+    unsigned retransmissions = 0;       // data segments resent since
+    unsigned dsacked = 0;               // of them, reported as duplicates
+    bool eifel_armed = false;           // the first ACK past `marker` is still to come
+    std::uint32_t first_rexmit_ts = 0;  // TSval of the first retransmission
+    bool ended = false;                 // the reduction is over; reports may still come ...
+    seq32 close_at{};                   // ... until SND.UNA reaches this
   };
 
   connection(const open_params& p, const connection_config& cfg, tcp_state initial);
@@ -244,12 +268,10 @@ class connection {
     seq32 seq;
     std::uint32_t len = 0;
     bool fin = false;
-    enum class kind : std::uint8_t { retransmit, new_data, rescue } what = kind::retransmit;
+    enum class kind : std::uint8_t { retransmit, new_data } what = kind::retransmit;
   };
   scoreboard::update take_sack(const tcp_segment& seg, seq32 una_after);
   bool sack_duplicate(const tcp_segment& seg, const scoreboard::update& u) const;
-  bool loss_evident() const;
-  void check_head_retransmission();
   void enter_sack_recovery(std::uint64_t now_ns);
   void prr_on_ack(std::uint32_t delivered);
   std::uint32_t sack_pipe() const;
@@ -257,12 +279,32 @@ class connection {
   next_segment cut(seq32 begin, seq32 end, next_segment::kind what) const;
   void output_sack_recovery(std::uint64_t now_ns, segment_sink sink);
 
+  // rack.cc: RFC 8985 6, loss detection by time over the sent log.
+  void note_transmit(seq32 begin, seq32 end, std::uint64_t now_ns);
+  void rack_deliver(const sent_record& r, const tcp_segment& seg, std::uint64_t now_ns);
+  void rack_sacked(seq32 from, seq32 to, const tcp_segment& seg, std::uint64_t now_ns);
+  void rack_on_ack(const tcp_segment& seg, const scoreboard::update& u, std::uint64_t now_ns);
+  void rack_on_dsack();
+  void rack_on_recovery_end();
+  std::uint64_t rack_reo_wnd() const;
+  void rack_detect_loss(std::uint64_t now_ns);
+  void on_reorder_timeout(std::uint64_t now_ns);
+  void rack_on_timeout();
+  std::optional<next_segment> first_lost() const;
+
+  // undo.cc: spurious retransmissions (Eifel, D-SACK) and the undo.
+  void open_undo_episode(bool timeout);
+  void end_undo_episode();
+  void note_episode_retransmission(std::uint64_t now_ns);
+  bool eifel_spurious(const tcp_segment& seg);
+  bool dsack_spurious(const scoreboard::update& u);
+  void undo_reduction(std::uint64_t now_ns);
+
   // loss_probe.cc: RFC 8985 7, the tail loss probe.
   bool loss_probe_allowed() const;
   void arm_loss_probe(std::uint64_t now_ns);
   void output_loss_probe(std::uint64_t now_ns, segment_sink sink);
   void check_loss_probe(const scoreboard::update& u, std::uint64_t now_ns);
-  seq32 lost_boundary() const;
 
   // transmit.cc
   void output_syn(std::uint64_t now_ns, segment_sink sink);
@@ -334,29 +376,24 @@ class connection {
   bool retransmit_head_ = false;   // fast retransmit: resend at SND.UNA on the next output
   bool partial_ack_seen_ = false;  // RFC 6582 3.2 step 5: the timer is reset on the first only
   seq32 recover_;
-  // The SACK sender (RFC 6675): the scoreboard, HighRxt (one past the last
-  // byte retransmitted in order), RescueRxt (a rescue may go once SND.UNA
-  // passes it) and the rescue's range, and PRR's counts (RFC 6937
+  // The SACK sender: the scoreboard (what the peer holds), the sent log
+  // (what left when; RACK marks its records lost, and lost_bytes_ sums the
+  // un-SACKed bytes so marked), RACK's state, and PRR's counts (RFC 6937
   // RecoverFS, prr_delivered, prr_out, and sndcnt: what the latest ACK lets
   // recovery send).
   scoreboard sb_;
-  seq32 high_rxt_;
-  // A lost retransmission of the first hole: when it left, SND.MAX was at
-  // head_rxt_mark_; data sent after it SACKed while it is still missing
-  // means it was lost too (the ordering RACK generalises).
-  bool head_rxt_pending_ = false;
-  seq32 head_rxt_seq_, head_rxt_mark_;
-  seq32 rescue_rxt_;
-  seq32 rescue_begin_, rescue_end_;
+  sent_log log_;
+  rack_state rack_;
+  std::uint32_t lost_bytes_ = 0;
+  std::uint32_t sacked_records_ = 0;  // RACK.segs_sacked
+  seq32 rexmit_high_;                 // past every retransmitted record
+  undo_episode undo_;
   // RFC 8985 7: the probe in flight ([loss_probe_begin_, TLP.end_seq)), and
-  // whether it was a retransmission. When it is SACKed, everything
-  // un-SACKed sent before it is lost (RACK's rule for the one segment whose
-  // send time is known): lost_below_ lifts the IsLost boundary to it.
+  // whether it was a retransmission.
   bool loss_probe_due_ = false;
   std::optional<seq32> loss_probe_end_;
   seq32 loss_probe_begin_;
   bool loss_probe_retransmitted_ = false;
-  seq32 lost_below_;
   std::uint32_t recover_fs_ = 1;
   std::uint64_t prr_delivered_ = 0;
   std::uint64_t prr_out_ = 0;

@@ -2,7 +2,7 @@
 // lost no duplicate ACK comes to start recovery, and the sender would wait
 // for the RTO. After two round trips of silence it sends one probe instead
 // (new data if it may, else the last segment again); the ACK that answers
-// it starts SACK recovery for what is still missing, or shows that the
+// it lets RACK find what is still missing (rack.cc), or shows that the
 // probe itself repaired the loss. Needs SACK, as RFC 8985 does.
 
 #include <algorithm>
@@ -100,21 +100,8 @@ void connection::check_loss_probe(const scoreboard::update& u, std::uint64_t now
     loss_probe_end_.reset();
     return;
   }
-  // The probe SACKed while earlier data is still missing: that data, sent
-  // at least a PTO before the probe, is lost (RACK for the probe's send
-  // time), and SACK recovery repairs it now rather than at the RTO.
-  if (snd_una_ < loss_probe_begin_ &&
-      sb_.sacked_within(loss_probe_begin_, *loss_probe_end_) >= std::uint32_t(*loss_probe_end_ - loss_probe_begin_) -
-                                                                  (fin_queued_ && snd_max_ > fin_seq() ? 1 : 0)) {
-    lost_below_ = seq_max(lost_below_, loss_probe_begin_);
-    if (snd_una_ >= recover_) enter_sack_recovery(now_ns);
-    loss_probe_end_.reset();
-  }
-}
-
-// RFC 6675 IsLost's boundary, lifted by what the probe showed lost.
-seq32 connection::lost_boundary() const {
-  return seq_max(sb_.lost_before(eff_mss_), seq_max(lost_below_, snd_una_));
+  // A probe SACKed while earlier data is still missing is RACK's to take:
+  // what was sent a PTO before it is lost, and recovery starts (rack.cc).
 }
 
 }  // namespace affine::stack::tcp

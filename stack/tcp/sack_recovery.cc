@@ -1,20 +1,15 @@
 // The SACK sender: received blocks into the scoreboard (RFC 2018 3,
-// RFC 2883), loss recovery by the scoreboard (RFC 6675: DupAcks, IsLost,
-// NextSeg, SetPipe, RescueRxt), and how much recovery may send per ACK by
-// Proportional Rate Reduction (RFC 6937, with PRR-SSRB). Without SACK the
-// connection recovers as NewReno does (ack.cc).
+// RFC 2883), loss recovery by the scoreboard and RACK's marks (RFC 6675
+// NextSeg and SetPipe, with RFC 8985 deciding what IsLost), and how
+// much recovery may send per ACK by Proportional Rate Reduction (RFC 6937,
+// with PRR-SSRB). Without SACK the connection recovers as NewReno does
+// (ack.cc).
 
 #include <algorithm>
 
 #include "stack/tcp/connection.hh"
 
 namespace affine::stack::tcp {
-
-namespace {
-
-constexpr unsigned dup_thresh = 3;  // RFC 6675 2 DupThresh
-
-}  // namespace
 
 scoreboard::update connection::take_sack(const tcp_segment& seg, seq32 una_after) {
   const scoreboard::update u =
@@ -33,41 +28,16 @@ bool connection::sack_duplicate(const tcp_segment& seg, const scoreboard::update
   return snd_max_ != snd_una_ && *seg.ack == snd_una_ && u.newly_sacked > 0;
 }
 
-// RFC 6675 5 (3): IsLost(HighACK + 1), the first byte not acknowledged.
-bool connection::loss_evident() const { return snd_una_ < lost_boundary(); }
-
-// RFC 6675 alone sends each hole once per episode: a lost retransmission
-// waits for the timer. The one that matters most is the first hole's (it
-// holds SND.UNA and the timer): when more than (DupThresh - 1) * SMSS of data
-// sent after it is SACKed while SND.UNA has not passed it, it was lost too
-// (the same reordering margin IsLost allows), and goes again. Linux had
-// this as lost-retransmit detection before RACK.
-void connection::check_head_retransmission() {
-  if (!head_rxt_pending_) return;
-  if (snd_una_ > head_rxt_seq_ || !in_recovery_) {
-    head_rxt_pending_ = false;
-    return;
-  }
-  if (sb_.sacked_within(head_rxt_mark_, snd_max_) <= (dup_thresh - 1) * eff_mss_) return;
-  head_rxt_pending_ = false;
-  retransmit_head_ = true;
-  ++stats_.lost_retransmits;
-}
-
 void connection::enter_sack_recovery(std::uint64_t now_ns) {
   ++stats_.sack_recoveries;
   // RFC 6675 5 (4.1): RecoveryPoint = HighData; (4.2) the reduction; the
   // retransmission follows from NextSeg on the next output().
   in_recovery_ = true;
   recover_ = snd_max_;
-  high_rxt_ = snd_una_;
-  head_rxt_pending_ = retransmit_head_ = false;
+  retransmit_head_ = false;
+  open_undo_episode(false);
   timers_.loss_probe = no_deadline;  // RFC 8985 7.2: no probe in recovery
   const auto flight = std::uint32_t(snd_max_ - snd_una_);
-  // (4.3): RescueRxt at the last byte of the first retransmission, so no
-  // rescue goes before that retransmission is acknowledged.
-  rescue_rxt_ = snd_una_ + (std::min(eff_mss_, std::max(flight, std::uint32_t{1})) - 1);
-  rescue_begin_ = rescue_end_ = snd_una_;
   cc_->on_enter_recovery(flight, now_ns);
   // RFC 6937 3: RecoverFS = snd.nxt - snd.una; prr_delivered = prr_out = 0.
   recover_fs_ = std::max(flight, std::uint32_t{1});
@@ -97,8 +67,14 @@ void connection::prr_on_ack(std::uint32_t delivered) {
   sndcnt_ = std::max<std::int64_t>(sndcnt, 0);
 }
 
+// RFC 6675 4 SetPipe(), with RACK's marks for IsLost: every byte sent and
+// neither acknowledged, SACKed nor lost is in the network once. A lost
+// byte sent again is in flight once more (its record is no longer lost),
+// as Linux counts: packets_out - (sacked_out + lost_out) + retrans_out.
 std::uint32_t connection::sack_pipe() const {
-  return pipe(sb_, snd_max_, lost_boundary(), high_rxt_, rescue_begin_, rescue_end_);
+  const std::uint64_t out = std::uint32_t(snd_max_ - snd_una_);
+  const std::uint64_t gone = std::uint64_t(sb_.sacked_bytes()) + lost_bytes_;
+  return out > gone ? std::uint32_t(out - gone) : 0;
 }
 
 // The segment that sends [begin, end), cut to one Eff.snd.MSS of data; the
@@ -113,14 +89,15 @@ connection::next_segment connection::cut(seq32 begin, seq32 end, next_segment::k
   return s;
 }
 
-// RFC 6675 4 NextSeg(), and RescueRxt (5 (C.4)). Retransmissions go in
-// sequence order from HighRxt, so the retransmitted bytes are those before it.
+// RFC 6675 4 NextSeg(), rules 1 and 2. Rule 3 (holes not yet lost) and
+// rule 4 (RescueRxt, the tail) are left out, as Linux leaves them: RACK
+// marks a hole lost within a quarter round trip of a later segment's
+// delivery, and a tail whose every later segment was lost too is the
+// probe's or the timer's (RFC 8985 7), so sending either early only
+// duplicates what reordering delivers anyway.
 std::optional<connection::next_segment> connection::next_seg() const {
-  const seq32 lost = lost_boundary();
-  const seq32 from = seq_max(high_rxt_, snd_una_);
-  const auto hole = sb_.hole_from(from);
-  // (1) The first un-SACKed byte past HighRxt that IsLost.
-  if (hole && hole->first < lost) return cut(hole->first, hole->second < lost ? hole->second : lost, next_segment::kind::retransmit);
+  // (1) The first un-SACKed byte that RACK marked lost.
+  if (auto lost = first_lost()) return lost;
   // (2) New data, within the peer's window, shaped as any new data is.
   const seq32 end = fin_seq();
   const std::uint32_t queued = snd_nxt_ < end ? std::uint32_t(end - snd_nxt_) : 0;
@@ -130,29 +107,12 @@ std::optional<connection::next_segment> connection::next_seg() const {
   const bool fin = fin_queued_ && snd_nxt_ <= end && len == queued;
   if ((len > 0 || fin) && (len == 0 || send_allowed(len, queued, fin, std::uint32_t(snd_nxt_ - snd_una_))))
     return next_segment{.seq = snd_nxt_, .len = len, .fin = fin, .what = next_segment::kind::new_data};
-  // (3) The first un-SACKed byte past HighRxt below the highest SACKed one.
-  if (hole) return cut(hole->first, hole->second, next_segment::kind::retransmit);
-  // (4) RescueRxt: once SND.UNA has passed RescueRxt, one segment that
-  // holds the highest un-SACKed byte, here the tail above the highest SACK:
-  // a tail lost with the rest would otherwise wait for the timer.
-  const seq32 top = seq_max(sb_.high_sacked(), from);
-  if (snd_una_ > rescue_rxt_ && top < snd_max_) {
-    const seq32 tail = snd_max_ - std::min<std::uint32_t>(eff_mss_, std::uint32_t(snd_max_ - top));
-    return cut(tail, snd_max_, next_segment::kind::rescue);
-  }
   return std::nullopt;
 }
 
 void connection::output_sack_recovery(std::uint64_t now_ns, segment_sink sink) {
   while (sndcnt_ > 0) {
-    std::optional<next_segment> s;
-    if (retransmit_head_) {
-      // The first hole's retransmission was lost: it goes first, again.
-      retransmit_head_ = false;
-      const auto hole = sb_.hole_from(snd_una_);
-      if (hole && hole->first == snd_una_) s = cut(snd_una_, hole->second, next_segment::kind::retransmit);
-    }
-    if (!s) s = next_seg();
+    const std::optional<next_segment> s = next_seg();
     if (!s || (s->len == 0 && !s->fin)) break;
     send_data_segment(s->seq, s->len, s->fin, now_ns, sink);
     const std::uint32_t used = s->len + (s->fin ? 1 : 0);
@@ -163,19 +123,6 @@ void connection::output_sack_recovery(std::uint64_t now_ns, segment_sink sink) {
         break;
       case next_segment::kind::retransmit:
         ++stats_.fast_retransmits;
-        high_rxt_ = seq_max(high_rxt_, s->seq + used);
-        if (s->seq == snd_una_) {
-          head_rxt_pending_ = true;
-          head_rxt_seq_ = snd_una_;
-          head_rxt_mark_ = snd_max_;
-        }
-        break;
-      case next_segment::kind::rescue:
-        ++stats_.fast_retransmits;
-        ++stats_.rescue_retransmits;
-        rescue_rxt_ = recover_;  // "RescueRxt set to RecoveryPoint": once an episode
-        rescue_begin_ = s->seq;
-        rescue_end_ = s->seq + used;
         break;
     }
     // RFC 6937: prr_out += data sent; a segment takes a whole sndcnt's

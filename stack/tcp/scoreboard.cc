@@ -7,7 +7,6 @@ namespace affine::stack::tcp {
 namespace {
 
 seq32 later(seq32 a, seq32 b) { return a < b ? b : a; }
-seq32 earlier(seq32 a, seq32 b) { return a < b ? a : b; }
 
 }  // namespace
 
@@ -31,6 +30,7 @@ scoreboard::update scoreboard::take(std::span<const tcp_sack_block> blocks, seq3
                           blocks[1].left < blocks[1].right;
       if (below || inside) {
         u.dsack = true;
+        u.dsack_range = {left, right};
         continue;
       }
     }
@@ -39,14 +39,37 @@ scoreboard::update scoreboard::take(std::span<const tcp_sack_block> blocks, seq3
     const std::uint32_t before = bytes_;
     const std::uint32_t fresh = std::uint32_t(right - from) - sacked_within(from, right);
     if (fresh == 0) continue;
+    const std::uint8_t runs_before = u.fresh_count;
+    const bool overflow_before = u.fresh_overflow;
+    note_fresh_runs(u, from, right);
     if (sacked_.add(std::uint32_t(from - una), std::uint32_t(right - from)) == assembler::add_result::too_many_ranges) {
       u.full = true;
+      u.fresh_count = runs_before;
+      u.fresh_overflow = overflow_before;
       continue;
     }
     bytes_ = before + fresh;
     u.newly_sacked += fresh;
   }
   return u;
+}
+
+// The un-SACKed runs of [from, to), which a block is about to cover.
+void scoreboard::note_fresh_runs(update& u, seq32 from, seq32 to) const {
+  while (from < to) {
+    if (const std::optional<seq32> past = sacked_run_end(from)) {
+      from = *past;
+      continue;
+    }
+    const auto hole = hole_from(from);
+    const seq32 end = hole && hole->second < to ? hole->second : to;
+    if (u.fresh_count == u.fresh.size()) {
+      u.fresh_overflow = true;
+      return;
+    }
+    u.fresh[u.fresh_count++] = {from, end};
+    from = end;
+  }
 }
 
 void scoreboard::advance(seq32 una) {
@@ -75,27 +98,6 @@ std::optional<seq32> scoreboard::sacked_run_end(seq32 s) const {
   return std::nullopt;
 }
 
-seq32 scoreboard::lost_before(std::uint32_t mss, unsigned dupthresh) const {
-  const auto r = sacked_.ranges();
-  std::size_t boundary = 0;
-  // DupThresh discontiguous ranges above: everything before the
-  // DupThresh-th range from the top.
-  if (dupthresh > 0 && r.size() >= dupthresh) boundary = r[r.size() - dupthresh].first;
-  // More than (DupThresh - 1) * SMSS bytes above: an un-SACKed byte lies
-  // before a whole range, so the boundary is the start of the range where
-  // the sum from the top first passes the threshold.
-  const std::uint64_t threshold = std::uint64_t(dupthresh > 0 ? dupthresh - 1 : 0) * mss;
-  std::uint64_t above = 0;
-  for (std::size_t i = r.size(); i-- > 0;) {
-    above += r[i].second;
-    if (above > threshold) {
-      boundary = std::max(boundary, r[i].first);
-      break;
-    }
-  }
-  return una_ + std::uint32_t(boundary);
-}
-
 std::optional<std::pair<seq32, seq32>> scoreboard::hole_from(seq32 from) const {
   from = later(from, una_);
   const std::size_t off = std::uint32_t(from - una_);
@@ -118,20 +120,6 @@ std::uint32_t scoreboard::sacked_within(seq32 from, seq32 to) const {
     if (b < e) n += e - b;
   }
   return std::uint32_t(n);
-}
-
-std::uint32_t pipe(const scoreboard& sb, seq32 snd_max, seq32 lost_before, seq32 high_rxt, seq32 rescue_begin,
-                   seq32 rescue_end) {
-  const auto unsacked = [&](seq32 from, seq32 to) -> std::uint64_t {
-    if (!(from < to)) return 0;
-    return std::uint32_t(to - from) - sb.sacked_within(from, to);
-  };
-  const seq32 una = sb.una();
-  std::uint64_t n = unsacked(later(lost_before, una), snd_max);  // in flight, not lost
-  n += unsacked(una, earlier(high_rxt, snd_max));                // retransmitted
-  // The rescue retransmission, where it lies past the other retransmissions.
-  n += unsacked(later(rescue_begin, later(high_rxt, una)), earlier(rescue_end, snd_max));
-  return std::uint32_t(std::min<std::uint64_t>(n, UINT32_MAX));
 }
 
 }  // namespace affine::stack::tcp

@@ -9,9 +9,10 @@
 // fragment a retransmission queue) has nothing to fragment, since the send
 // buffer is one ring and only these ranges describe it.
 //
-// Queries are RFC 6675's: IsLost as a boundary (every un-SACKed byte
-// before it is lost), the holes NextSeg walks, and SetPipe's count.
+// Queries: the holes NextSeg walks, and what is SACKed where. Which holes
+// are lost is RACK's to say (sent_log.hh, rack.cc).
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -27,11 +28,20 @@ class scoreboard {
  public:
   explicit scoreboard(std::size_t max_ranges = 32) : sacked_(max_ranges) {}
 
+  struct range {
+    seq32 begin, end;
+  };
   struct update {
     std::uint32_t newly_sacked = 0;  // bytes SACKed for the first time
-    bool dsack = false;              // RFC 2883: the first block reports a duplicate
+    bool dsack = false;              // RFC 2883: the first block reports a duplicate ...
+    range dsack_range{};             // ... of these bytes
     unsigned rejected = 0;           // blocks empty, inverted, or beyond SND.MAX
     bool full = false;               // a block not kept: the range bound
+    // Where the newly SACKed bytes lie, in the order found; when there were
+    // more runs than fit, fresh_overflow and the caller looks at the blocks.
+    std::array<range, 8> fresh{};
+    std::uint8_t fresh_count = 0;
+    bool fresh_overflow = false;
   };
   // One ACK's blocks in the order sent. `una` is SND.UNA after this ACK's
   // cumulative acknowledgment, `snd_max` the highest sequence number sent.
@@ -56,11 +66,6 @@ class scoreboard {
   seq32 high_sacked() const;
   // The end of the SACKed range holding `s`, if one does.
   std::optional<seq32> sacked_run_end(seq32 s) const;
-  // RFC 6675 4 IsLost(S): more than (DupThresh - 1) * SMSS bytes SACKed
-  // above S, or DupThresh discontiguous SACKed ranges above it. Both only
-  // grow as S falls, so every un-SACKed byte before the returned sequence
-  // number is lost, and none at or after it (SND.UNA: nothing lost).
-  seq32 lost_before(std::uint32_t mss, unsigned dupthresh = 3) const;
   // The first un-SACKed run at or after `from` and before high_sacked():
   // [begin, end). Empty when there is none.
   std::optional<std::pair<seq32, seq32>> hole_from(seq32 from) const;
@@ -68,16 +73,11 @@ class scoreboard {
   std::uint32_t sacked_within(seq32 from, seq32 to) const;
 
  private:
+  void note_fresh_runs(update& u, seq32 from, seq32 to) const;
+
   assembler sacked_;  // (offset from una_, length)
   seq32 una_;
   std::uint32_t bytes_ = 0;
 };
-
-// RFC 6675 4 SetPipe(): the bytes the sender estimates are still in the
-// network. Each un-SACKed byte in [SND.UNA, SND.MAX) counts once if it is
-// not lost, and once more if it was retransmitted: the retransmitted ones
-// are those before high_rxt, and [rescue_begin, rescue_end) (RescueRxt).
-std::uint32_t pipe(const scoreboard& sb, seq32 snd_max, seq32 lost_before, seq32 high_rxt, seq32 rescue_begin,
-                   seq32 rescue_end);
 
 }  // namespace affine::stack::tcp

@@ -11,7 +11,7 @@ namespace affine::stack::tcp {
 
 std::uint64_t connection::next_deadline() const {
   return std::min({timers_.retransmit, timers_.persist, timers_.delayed_ack, timers_.keepalive, timers_.close,
-                   timers_.linger, timers_.loss_probe});
+                   timers_.linger, timers_.loss_probe, timers_.reorder});
 }
 
 void connection::on_timer(std::uint64_t now_ns) {
@@ -29,6 +29,10 @@ void connection::on_timer(std::uint64_t now_ns) {
     timers_.retransmit = no_deadline;
     on_retransmit_timeout(now_ns);
     if (state_ == tcp_state::closed) return;
+  }
+  if (timers_.reorder <= now_ns) {
+    timers_.reorder = no_deadline;
+    on_reorder_timeout(now_ns);
   }
   if (timers_.loss_probe <= now_ns) {
     timers_.loss_probe = no_deadline;
@@ -74,17 +78,18 @@ void connection::on_retransmit_timeout(std::uint64_t now_ns) {
     // RFC 5681 3.1: ssthresh from the flight, cwnd = 1 MSS; RFC 6582 4:
     // recover = the highest sequence number sent, and recovery ends;
     // RFC 6298 5.4: retransmit from SND.UNA (output() resends in order).
+    open_undo_episode(true);
     cc_->on_timeout(std::uint32_t(snd_max_ - snd_una_));
     // RFC 2018 8: the receiver may have dropped what it SACKed (reneging):
-    // the scoreboard starts again, and so does HighRxt.
+    // the scoreboard starts again, and nothing counts as delivered or lost.
     sb_.clear();
-    high_rxt_ = lost_below_ = snd_una_;
+    rack_on_timeout();
     // RFC 8985 7: the timer did what a probe would have; none is out.
     loss_probe_end_.reset();
     timers_.loss_probe = no_deadline;
     loss_probe_due_ = false;
     in_recovery_ = false;
-    retransmit_head_ = head_rxt_pending_ = false;
+    retransmit_head_ = false;
     dup_acks_ = 0;
     recover_ = snd_max_;
     snd_nxt_ = snd_una_;

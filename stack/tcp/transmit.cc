@@ -140,6 +140,7 @@ void connection::send_data_segment(seq32 seq, std::uint32_t len, bool fin, std::
   seg.psh = len > 0 && seq + len == fin_seq();
   if (seq < snd_max_) {
     ++stats_.retransmitted_segments;
+    note_episode_retransmission(now_ns);
     // RFC 6298 3 (Karn): a retransmitted segment gives no RTT sample.
     if (rtt_seq_ && *rtt_seq_ >= seq) rtt_seq_.reset();
   } else if (!ts_ok_ && !rtt_seq_ && len > 0) {
@@ -147,6 +148,7 @@ void connection::send_data_segment(seq32 seq, std::uint32_t len, bool fin, std::
     rtt_start_ns_ = now_ns;
   }
   last_send_ns_ = now_ns;
+  note_transmit(seq, seq + len + (fin ? 1 : 0), now_ns);
   emit(seg, sink);
   // RFC 6298 5.1: start the timer if it is not running; data in flight
   // makes the persist timer moot.
@@ -167,6 +169,7 @@ void connection::output_probes(std::uint64_t now_ns, segment_sink sink) {
         tcp_segment probe = make_segment(tcp_control::none, snd_nxt_, now_ns);
         probe.payload = send_bytes(snd_nxt_, 1);
         snd_max_ = seq_max(snd_max_, snd_nxt_ + 1);
+        note_transmit(snd_nxt_, snd_nxt_ + 1, now_ns);
         emit(probe, sink);
       } else {
         // RFC 1122 4.2.3.4 (4): the override timeout sends what fits.

@@ -94,6 +94,33 @@ void harness::open() {
   run_output();
 }
 
+void harness::establish_sack(bool peer_sack, std::uint64_t rtt_ms) {
+  open();
+  expect({.control = syn, .seq = iss, .options = {.mss = 1000, .sack_permitted = true}});
+  advance(rtt_ms);
+  send({.control = syn, .seq = rn, .ack = iss + 1, .options = {.mss = 1000, .sack_permitted = peer_sack}});
+  expect({.seq = iss + 1, .ack = rn + 1});
+  ASSERT_EQ(conn().sack_enabled(), peer_sack);
+}
+
+drop_reason harness::ack_data(std::uint32_t acked, std::initializer_list<std::pair<std::uint32_t, std::uint32_t>> blocks,
+                              std::source_location loc) {
+  seg s{.seq = rn + 1, .ack = iss + 1 + acked};
+  for (auto [from, to] : blocks) s.options.sack[s.options.sack_count++] = {iss + 1 + from, iss + 1 + to};
+  return send(s, loc);
+}
+
+void harness::expect_data(std::uint32_t offset, std::uint32_t len, bool psh, std::source_location loc) {
+  expect({.seq = iss + 1 + offset, .ack = rn + 1, .payload = pattern(offset, len), .psh = psh}, loc);
+}
+
+std::vector<std::uint32_t> harness::sent_offsets() {
+  std::vector<std::uint32_t> out;
+  for (const seg& s : take_emitted())
+    if (!s.payload.empty()) out.push_back(std::uint32_t(s.seq - (iss + 1)));
+  return out;
+}
+
 void harness::listen() {
   // Choose the clock so that ISN = M + F lands on `iss` (RFC 6528 3).
   const std::uint32_t f = isn_.next(tuple_for(0), 0).raw();

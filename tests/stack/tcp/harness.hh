@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -24,6 +25,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "stack/tcp/connection.hh"
 #include "stack/tcp/isn.hh"
@@ -86,6 +88,19 @@ class harness : public ::testing::Test {
   void establish();
   // listen(), a SYN with MSS 1000, the handshake, and accept().
   void establish_passive();
+  // open() and a handshake with MSS 1000 and SACK-permitted on our SYN (and
+  // on the peer's when peer_sack), its SYN,ACK arriving rtt_ms later: the
+  // SYN's RTT sample is then SRTT (RFC 6298 2.2).
+  void establish_sack(bool peer_sack = true, std::uint64_t rtt_ms = 0);
+  // An ACK from the peer of `acked` bytes of our data with SACK blocks, all
+  // given as offsets of our data.
+  drop_reason ack_data(std::uint32_t acked, std::initializer_list<std::pair<std::uint32_t, std::uint32_t>> blocks = {},
+                       std::source_location loc = std::source_location::current());
+  // Our data segment at `offset` (MSS 1000 unless said).
+  void expect_data(std::uint32_t offset, std::uint32_t len = 1000, bool psh = false,
+                   std::source_location loc = std::source_location::current());
+  // The offsets of the data segments emitted and not expected yet; taken.
+  std::vector<std::uint32_t> sent_offsets();
 
   // Feeds a segment (to its connection, else to the listener), then runs
   // output. Returns the drop reason input() gave.

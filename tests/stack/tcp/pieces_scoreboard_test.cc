@@ -1,5 +1,5 @@
 // The SACK sender's scoreboard (RFC 2018 3, RFC 2883, RFC 6675 4): what it
-// keeps, what it rejects, and the questions recovery asks of it, in both
+// keeps, what it rejects, and the questions recovery and RACK ask of it, in both
 // sequence spaces (one starting just below 2^32, so every range wraps).
 
 #include "stack/tcp/scoreboard.hh"
@@ -100,20 +100,28 @@ TEST_P(scoreboard_test, TinyPiecesStopAtTheRangeBound) {
   EXPECT_EQ(sb.range_count(), 1u);
 }
 
-TEST_P(scoreboard_test, IsLostNeedsMoreThanDupThreshMinusOneSegmentsAbove_RFC6675_4) {
-  sack({{1000, 3000}});  // two segments above the hole: not yet
-  EXPECT_EQ(sb.lost_before(mss), una);
-  sack({{3000, 3001}});  // one byte more than (DupThresh - 1) * SMSS
-  EXPECT_EQ(sb.lost_before(mss), at(1000));
+// RACK needs to know which segments one ACK delivered: the runs of each
+// block that were not SACKed before, and nothing it already had.
+TEST_P(scoreboard_test, AnUpdateSaysWhereTheNewlySackedBytesLie) {
+  sack({{2000, 3000}, {5000, 6000}});
+  const scoreboard::update u = sack({{1000, 7000}});
+  ASSERT_EQ(u.fresh_count, 3u);
+  EXPECT_FALSE(u.fresh_overflow);
+  EXPECT_EQ(u.fresh[0].begin, at(1000));
+  EXPECT_EQ(u.fresh[0].end, at(2000));
+  EXPECT_EQ(u.fresh[1].begin, at(3000));
+  EXPECT_EQ(u.fresh[1].end, at(5000));
+  EXPECT_EQ(u.fresh[2].begin, at(6000));
+  EXPECT_EQ(u.fresh[2].end, at(7000));
+  EXPECT_EQ(sack({{1000, 7000}}).fresh_count, 0u);  // a repeat delivers nothing
 }
 
-TEST_P(scoreboard_test, IsLostAlsoCountsDupThreshDiscontiguousRanges_RFC6675_4) {
-  sack({{1000, 1100}, {2000, 2100}});
-  EXPECT_EQ(sb.lost_before(mss), una);
-  sack({{3000, 3100}});  // three ranges above [0, 1000)
-  EXPECT_EQ(sb.lost_before(mss), at(1000));
-  sack({{4000, 4100}});  // and now three above [1100, 2000) as well
-  EXPECT_EQ(sb.lost_before(mss), at(2000));
+TEST_P(scoreboard_test, ADsackSaysWhichBytesItReports_RFC2883) {
+  const scoreboard::update u = sack({{500, 800}}, 1000);
+  EXPECT_TRUE(u.dsack);
+  EXPECT_EQ(u.dsack_range.begin, at(500));
+  EXPECT_EQ(u.dsack_range.end, at(800));
+  EXPECT_EQ(u.fresh_count, 0u);
 }
 
 TEST_P(scoreboard_test, HolesAreWalkedInOrderBelowTheHighestSack) {
@@ -124,29 +132,12 @@ TEST_P(scoreboard_test, HolesAreWalkedInOrderBelowTheHighestSack) {
   EXPECT_EQ(sb.hole_from(at(4500)), std::nullopt);  // above the highest SACK: no hole
 }
 
-// SetPipe: every un-SACKed byte counts once if not lost, once more if
-// retransmitted (RFC 6675 4).
-TEST_P(scoreboard_test, PipeCountsInFlightAndRetransmittedBytes_RFC6675_4) {
-  sack({{1000, 4000}, {5000, 6000}});
-  const seq32 lost = sb.lost_before(mss);
-  ASSERT_EQ(lost, at(1000));  // [0, 1000) lost; [4000, 5000) has only 1000 above
-  const seq32 end = una + sent;
-  // Not lost and not SACKed: [4000, 5000) and [6000, 10000).
-  EXPECT_EQ(pipe(sb, end, lost, una, una, una), 5000u);
-  // [0, 1000) retransmitted: it is in flight again.
-  EXPECT_EQ(pipe(sb, end, lost, at(1000), una, una), 6000u);
-  // [4000, 5000) retransmitted though not lost: counted twice.
-  EXPECT_EQ(pipe(sb, end, lost, at(5000), una, una), 7000u);
-  // A rescue of the last segment, past HighRxt.
-  EXPECT_EQ(pipe(sb, end, lost, at(1000), at(9000), at(10000)), 7000u);
-}
-
 TEST_P(scoreboard_test, ClearForgetsEverySackAfterReneging_RFC2018_8) {
   sack({{1000, 4000}});
   sb.clear();
   EXPECT_TRUE(sb.empty());
   EXPECT_EQ(sb.sacked_bytes(), 0u);
-  EXPECT_EQ(sb.lost_before(mss), una);
+  EXPECT_EQ(sb.high_sacked(), una);
   EXPECT_EQ(sack({{1000, 4000}}).newly_sacked, 3000u);  // told again, taken again
 }
 

@@ -1,0 +1,119 @@
+// Undoing a spurious reduction (undo.cc): Eifel (RFC 3522; RFC 4015 after
+// a timeout) and D-SACK (RFC 2883). Timestamps and SACK are on; the round
+// trip is 10 ms; ten full segments leave at t0, each 988 bytes (MSS 1000
+// less the timestamp option), written k * seg_bytes below. Segments are read
+// with sent_offsets(), since every one carries a timestamp.
+
+#include "tests/stack/tcp/harness.hh"
+
+namespace affine::stack::tcp::testing {
+namespace {
+
+constexpr std::uint64_t rtt_ms = 10;
+constexpr std::uint32_t peer_ts = 500;
+constexpr std::uint32_t seg_bytes = 988;
+
+class Undo : public tcp_test {
+ protected:
+  Undo() {
+    config.sack = true;
+    config.timestamps = true;
+  }
+  // The handshake, then ten segments at t0 (TSval t0_ts), then a round trip.
+  void enter() {
+    open();
+    const std::uint32_t syn_ts = tsval();
+    take_emitted();
+    advance(rtt_ms);
+    send({.control = syn,
+          .seq = rn,
+          .ack = iss + 1,
+          .options = {.mss = 1000, .sack_permitted = true, .timestamps = tcp_timestamps{peer_ts, syn_ts}}});
+    take_emitted();
+    ASSERT_TRUE(conn().timestamps_enabled());
+    t0_ts = tsval();
+    app_write(10 * seg_bytes);
+    ASSERT_EQ(sent_offsets().size(), 10u);
+    cwnd_before = conn().congestion().cwnd();
+    advance(rtt_ms);
+  }
+  // An ACK echoing `echo`, with SACK blocks (offsets of our data).
+  void ack_ts(std::uint32_t acked, std::uint32_t echo, std::initializer_list<std::pair<std::uint32_t, std::uint32_t>> blocks = {}) {
+    seg s{.seq = rn + 1, .ack = iss + 1 + acked, .options = {.timestamps = tcp_timestamps{peer_ts, echo}}};
+    for (auto [from, to] : blocks) s.options.sack[s.options.sack_count++] = {iss + 1 + from, iss + 1 + to};
+    send(s);
+  }
+
+  // Recovery resends the first segment; a round trip later everything is
+  // acknowledged with the retransmission's echo. Returns that echo.
+  std::uint32_t recover_by_the_retransmission() {
+    ack_ts(0, t0_ts, {{seg_bytes, 4 * seg_bytes}});
+    const std::uint32_t rexmit_ts = tsval();
+    EXPECT_EQ(sent_offsets(), std::vector<std::uint32_t>{0});
+    advance(rtt_ms);
+    ack_ts(10 * seg_bytes, rexmit_ts);
+    return rexmit_ts;
+  }
+
+  std::uint32_t t0_ts = 0;
+  std::uint32_t cwnd_before = 0;
+};
+
+// RFC 3522: the ACK that covers the retransmitted first segment echoes the
+// original's timestamp: the original arrived, the reduction was for
+// nothing, and the window comes back.
+TEST_P(Undo, AnEchoOfTheOriginalUndoesTheRecovery_RFC3522) {
+  enter();
+  ack_ts(0, t0_ts, {{seg_bytes, 4 * seg_bytes}});
+  EXPECT_EQ(sent_offsets(), std::vector<std::uint32_t>{0});
+  EXPECT_EQ(conn().congestion().ssthresh(), 5 * seg_bytes);
+  advance(rtt_ms);
+  ack_ts(10 * seg_bytes, t0_ts);
+  EXPECT_EQ(conn().stats().spurious_undos, 1u);
+  EXPECT_EQ(conn().congestion().ssthresh(), UINT32_MAX);
+  EXPECT_GE(conn().congestion().cwnd(), cwnd_before);
+}
+
+// The same recovery when the retransmission was needed: its echo is the
+// retransmission's, nothing is undone.
+TEST_P(Undo, AnEchoOfTheRetransmissionKeepsTheReduction) {
+  enter();
+  recover_by_the_retransmission();
+  EXPECT_EQ(conn().stats().spurious_undos, 0u);
+  EXPECT_EQ(conn().congestion().ssthresh(), 5 * seg_bytes);
+}
+
+// RFC 2883 (Linux's undo_retrans): the retransmission arrived first, then
+// the original, which the receiver reports as a duplicate after recovery
+// ended: every retransmission was a duplicate, so the reduction goes.
+TEST_P(Undo, EveryRetransmissionDsackedUndoesTheRecovery_RFC2883) {
+  enter();
+  const std::uint32_t rexmit_ts = recover_by_the_retransmission();
+  EXPECT_EQ(conn().stats().spurious_undos, 0u);
+  ack_ts(10 * seg_bytes, rexmit_ts, {{0, seg_bytes}});
+  EXPECT_EQ(conn().stats().spurious_undos, 1u);
+  EXPECT_EQ(conn().congestion().ssthresh(), UINT32_MAX);
+  EXPECT_EQ(conn().congestion().cwnd(), cwnd_before);
+}
+
+// RFC 4015: a timeout whose retransmission is answered by an ACK echoing
+// the original was spurious (a delay, not a loss): the window comes back,
+// and sending goes on with new data instead of resending what is out.
+TEST_P(Undo, ASpuriousTimeoutResumesWithNewData_RFC4015) {
+  enter();
+  advance(300);  // the tail loss probe, then the timeout: the first segment again
+  EXPECT_EQ(conn().stats().retransmission_timeouts, 1u);
+  take_emitted();
+  EXPECT_EQ(conn().congestion().cwnd(), seg_bytes);
+  app_write(3 * seg_bytes);
+  ack_ts(5 * seg_bytes, t0_ts);  // the originals were only late
+  EXPECT_EQ(conn().stats().spurious_undos, 1u);
+  EXPECT_GE(conn().congestion().cwnd(), cwnd_before);
+  // Not the sixth segment again (go-back-N would): the new data.
+  EXPECT_EQ(sent_offsets(), (std::vector<std::uint32_t>{10 * seg_bytes, 11 * seg_bytes, 12 * seg_bytes}));
+}
+
+TCP_IN_BOTH_SEQUENCE_SPACES(Undo);
+
+}  // namespace
+}  // namespace affine::stack::tcp::testing
