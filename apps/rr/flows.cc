@@ -23,7 +23,7 @@ namespace {
 
 std::expected<net::tcp_stream, std::string> connect_and_greet(const client_options& o, const hello& h) {
   const std::uint64_t timeout_ns = o.timeout_ms * 1'000'000;
-  auto s = net::connect(o.to, now_ns() + timeout_ns, {.no_delay = true});
+  auto s = net::connect(o.to, now_ns() + timeout_ns, {.no_delay = true, .congestion = o.congestion});
   if (!s) return std::unexpected(fmt::format("connect to {}: {}", o.to.to_string(), s.error().message()));
   if (auto w = s->write(encode(h), now_ns() + timeout_ns); !w)
     return std::unexpected("hello: " + w.error().message());

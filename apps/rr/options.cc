@@ -34,12 +34,19 @@ std::expected<std::vector<unsigned>, std::string> core_list(std::string_view fla
   return cores;
 }
 
+std::expected<affine::net::congestion_control, std::string> congestion(std::string_view flag, std::string_view text) {
+  if (text == "cubic") return affine::net::congestion_control::cubic;
+  if (text == "newreno") return affine::net::congestion_control::newreno;
+  return std::unexpected(fmt::format("{}: \"{}\" is neither \"cubic\" nor \"newreno\"", flag, text));
+}
+
 std::expected<void, std::string> apply_server(server_options& o, std::string_view flag, std::string_view value) {
   if (flag == "--port") return set(o.port, number<std::uint16_t>(flag, value, 0, 65535));
   if (flag == "--serve-cores") return set(o.serve_cores, core_list(flag, value));
   if (flag == "--antagonist-core") return set(o.antagonist_core, number<unsigned>(flag, value, 0, 8191));
   if (flag == "--antagonist-slice-us")
     return set(o.antagonist_slice_us, number<std::uint32_t>(flag, value, 1, 1'000'000));
+  if (flag == "--congestion") return set(o.congestion, congestion(flag, value));
   return std::unexpected(fmt::format("unknown option \"{}\" for server", flag));
 }
 
@@ -51,6 +58,7 @@ std::expected<void, std::string> apply_client(client_options& o, std::string_vie
   if (flag == "--duration-s") return set(o.duration_s, number<double>(flag, value, 0.001, 86'400));
   if (flag == "--warmup-s") return set(o.warmup_s, number<double>(flag, value, 0, 3'600));
   if (flag == "--timeout-ms") return set(o.timeout_ms, number<std::uint64_t>(flag, value, 1, 3'600'000));
+  if (flag == "--congestion") return set(o.congestion, congestion(flag, value));
   if (flag == "--variant") {
     if (value.empty()) return std::unexpected(std::string("--variant: needs a name"));
     o.variant = value;
@@ -111,12 +119,14 @@ std::expected<options, std::string> parse_args(std::span<const std::string> args
 
 std::string usage() {
   return "usage: affine-rr [--config FILE] [--set KEY=VALUE]... server [--port N] [--serve-cores C,...]\n"
-         "                 [--antagonist-core C] [--antagonist-slice-us U] [--zero-copy]\n"
+         "                 [--antagonist-core C] [--antagonist-slice-us U] [--congestion cubic|newreno]\n"
+         "                 [--zero-copy]\n"
          "       affine-rr [--config FILE] [--set KEY=VALUE]... client --to IP:PORT [--flows F]\n"
          "                 [--request-size B] [--response-size B] [--duration-s S] [--warmup-s W]\n"
-         "                 [--timeout-ms T] [--variant NAME] [--zero-copy]\n"
+         "                 [--timeout-ms T] [--variant NAME] [--congestion cubic|newreno] [--zero-copy]\n"
          "       affine-rr [--config FILE] [--set KEY=VALUE]... client --bulk --to IP:PORT [--flows F]\n"
-         "                 [--duration-s S] [--timeout-ms T] [--variant NAME] [--zero-copy]\n";
+         "                 [--duration-s S] [--timeout-ms T] [--variant NAME] [--congestion cubic|newreno]\n"
+         "                 [--zero-copy]\n";
 }
 
 }  // namespace affine_rr

@@ -2,11 +2,17 @@
 // affine-rr's command line (what affine::run leaves after --config/--set):
 //
 //   affine-rr server [--port N] [--serve-cores C,...] [--antagonist-core C] [--antagonist-slice-us U]
-//                    [--zero-copy]
+//                    [--congestion C] [--zero-copy]
 //   affine-rr client --to IP:PORT [--flows F] [--request-size B] [--response-size B]
-//                    [--duration-s S] [--warmup-s W] [--timeout-ms T] [--variant NAME] [--zero-copy]
-//   affine-rr client --bulk --to IP:PORT [--flows F] [--duration-s S] [--timeout-ms T] [--variant NAME]
+//                    [--duration-s S] [--warmup-s W] [--timeout-ms T] [--variant NAME] [--congestion C]
 //                    [--zero-copy]
+//   affine-rr client --bulk --to IP:PORT [--flows F] [--duration-s S] [--timeout-ms T] [--variant NAME]
+//                    [--congestion C] [--zero-copy]
+//
+// --congestion cubic|newreno: every connection's congestion control
+// (net::stream_options::congestion); without it, the configured one (the
+// stack's tcp.congestion, or on kernel sockets the kernel's default, which
+// a machine may have set to something else, e.g. bbr).
 //
 // --zero-copy: messages are read and written where the stack holds them
 // (apps/rr/in_place.hh), not through buffers of the program's own.
@@ -37,6 +43,7 @@ struct server_options {
   // whole slice, gives the core up, and runs again, as long as the server.
   std::optional<unsigned> antagonist_core;
   std::uint32_t antagonist_slice_us = 500;  // the default reactor.task_quota_us
+  affine::net::congestion_control congestion = affine::net::congestion_control::configured;
   bool zero_copy = false;
 };
 
@@ -50,6 +57,7 @@ struct client_options {
   double warmup_s = 1;              // request/response only: run, but not measured, first
   std::uint64_t timeout_ms = 10'000;  // per connect, read or write
   std::string variant;              // the JSON line's "variant"; default: "rr" or "bulk"
+  affine::net::congestion_control congestion = affine::net::congestion_control::configured;
   bool zero_copy = false;
 };
 

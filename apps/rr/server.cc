@@ -163,7 +163,9 @@ int run_server(const server_options& o) {
       fmt::print(stderr, "affine-rr: {} {}: not a reactor core (see reactor.cores)\n", flag, core);
       return 2;
     }
-  auto l = net::listen({.local = {net::any_address, o.port}, .backlog = 1024, .accepted = {.no_delay = true}});
+  auto l = net::listen({.local = {net::any_address, o.port},
+                        .backlog = 1024,
+                        .accepted = {.no_delay = true, .congestion = o.congestion}});
   if (!l) {
     fmt::print(stderr, "affine-rr: listen on port {}: {}\n", o.port, l.error().message());
     return 1;

@@ -1,6 +1,6 @@
-# bench/rr/pair.sh: sourced by bench/rr/run and bench/bulk/run. One affine-rr
-# server (core 0) and one client (core 1) per measured run, on one of two
-# variants:
+# bench/rr/pair.sh: sourced by bench/rr/run, bench/bulk/run and
+# bench/lossy/run. One affine-rr server (core 0) and one client (core 1) per
+# measured run; rr and bulk run them on one of two variants:
 #   kernel-loopback  no [[port]]: kernel sockets through io_uring, 127.0.0.1
 #   affine-memif     one dpdk [[port]] each, joined by net_memif: affine's
 #                    stack on both sides, 10.77.1.1 (server) and .2 (client)
@@ -18,6 +18,9 @@ pair_dir=
 pair_server=
 pair_client=
 pair_sets=()  # --set K=V for both processes, from the command line
+pair_server_wrap=()  # what the server and the client run under (e.g. ip netns exec NS); nothing by default
+pair_client_wrap=()
+pair_server_args=()  # options after the server's "server" (the client's come with each run)
 
 pair_stop() {  # pid: SIGTERM, 5 s to exit, then SIGKILL
   local pid=$1
@@ -36,19 +39,20 @@ pair_cleanup() {
   rm -rf /var/run/dpdk/affine-rr-$$-* "${XDG_RUNTIME_DIR:-/tmp}"/dpdk/affine-rr-$$-*
 }
 
-pair_write_config() {  # role ip
+pair_write_config() {  # name ip [vdev]: $pair_dir/NAME.toml, one dpdk [[port]] on vdev (default: the memif, role NAME)
+  local vdev=${3:-net_memif0,role=$1,socket=$pair_dir/memif.sock}
   cat >"$pair_dir/$1.toml" <<TOML
 [[port]]
 driver = "dpdk"
 eal = ["--no-huge", "--no-pci", "--no-shconf", "--no-telemetry", "-m", "256", "--file-prefix=affine-rr-$$-$1",
-       "--vdev=net_memif0,role=$1,socket=$pair_dir/memif.sock"]
+       "--vdev=$vdev"]
 queues = 1
 ip = "$2/24"
 TOML
 }
 
-pair_init() {  # build affine-rr (and the raw ping-pong), make the temporary directory and the memif configurations
-  local targets=(apps/rr/affine-rr)
+pair_init() {  # [target...]: build affine-rr (the raw ping-pong, the targets given), make the temporary directory and the memif configurations
+  local targets=(apps/rr/affine-rr "$@")
   case " $pair_variants " in *" raw-memif "*) targets+=(bench/driver/driver_pingpong) ;; esac
   ninja -C "$AFFINE_BUILD" "${targets[@]}" >/dev/null
   pair_exe="$AFFINE_BUILD/apps/rr/affine-rr"
@@ -74,17 +78,28 @@ pair_first_line() {  # file: its first non-empty line, or the second argument
 pair_run() {
   local bench=$1 variant=$2 limit=$3
   shift 3
-  local config=() host=127.0.0.1 client_core=1 port line rc=0 zero_copy=()
-  [ "$(nproc)" -ge 2 ] || client_core=0
-  case "$variant" in *-zero-copy) zero_copy=(--zero-copy) ;; esac
+  local server_config="" client_config="" host=127.0.0.1
   if [ "${variant%-zero-copy}" = affine-memif ]; then
-    config=(--config "$pair_dir/server.toml")
-    host=10.77.1.1
+    server_config=$pair_dir/server.toml client_config=$pair_dir/client.toml host=10.77.1.1
   fi
   rm -f "$pair_dir/memif.sock"
+  pair_run_between "$bench" "$variant" "$limit" "$server_config" "$client_config" "$host" "$@"
+}
+
+# bench variant limit_s server-config client-config server-ip client-args...:
+# pair_run with each side's configuration (empty: none, kernel sockets) and
+# the server's address given; the server runs under pair_server_wrap, the
+# client under pair_client_wrap.
+pair_run_between() {
+  local bench=$1 variant=$2 limit=$3 server_config=$4 client_config=$5 host=$6
+  shift 6
+  local config=() client_core=1 port line rc=0 zero_copy=()
+  [ "$(nproc)" -ge 2 ] || client_core=0
+  case "$variant" in *-zero-copy) zero_copy=(--zero-copy) ;; esac
+  [ -n "$server_config" ] && config=(--config "$server_config")
   local quiet=(--set 'log.level="warn"' "${pair_sets[@]}")
   : >"$pair_dir/server.out"  # before the server's own redirection, which its fork does later
-  "$pair_exe" "${config[@]}" "${quiet[@]}" --set 'reactor.cores="0"' server "${zero_copy[@]}" \
+  "${pair_server_wrap[@]}" "$pair_exe" "${config[@]}" "${quiet[@]}" --set 'reactor.cores="0"' server "${zero_copy[@]}" "${pair_server_args[@]}" \
     >"$pair_dir/server.out" 2>"$pair_dir/server.err" &
   pair_server=$!
   for _ in $(seq 200); do  # its first line says it listens, and on which port
@@ -99,8 +114,9 @@ pair_run() {
     pair_error "$bench" "$variant" "server: $(pair_first_line "$pair_dir/server.err" "no port line within 10 s")"
     return
   fi
-  [ "${variant%-zero-copy}" = affine-memif ] && config=(--config "$pair_dir/client.toml")
-  timeout -k 5 "$limit" "$pair_exe" "${config[@]}" "${quiet[@]}" --set "reactor.cores=\"$client_core\"" client \
+  config=()
+  [ -n "$client_config" ] && config=(--config "$client_config")
+  timeout -k 5 "$limit" "${pair_client_wrap[@]}" "$pair_exe" "${config[@]}" "${quiet[@]}" --set "reactor.cores=\"$client_core\"" client \
     --to "$host:$port" --variant "$variant" "${zero_copy[@]}" "$@" >"$pair_dir/client.out" 2>"$pair_dir/client.err" &
   pair_client=$!
   wait "$pair_client" || rc=$?
