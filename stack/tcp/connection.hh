@@ -290,6 +290,8 @@ class connection {
   void rack_detect_loss(std::uint64_t now_ns);
   void on_reorder_timeout(std::uint64_t now_ns);
   void rack_on_timeout();
+  void forget_lost_marks();
+  std::uint32_t unsacked_bytes(const sent_record& r) const;
   std::optional<next_segment> first_lost() const;
 
   // undo.cc: spurious retransmissions (Eifel, D-SACK) and the undo.

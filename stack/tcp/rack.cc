@@ -79,7 +79,7 @@ void connection::rack_sacked(seq32 from, seq32 to, const tcp_segment& seg, std::
   for (std::size_t i = log_.first_ending_after(from); i < log_.size() && log_[i].begin < to; ++i) {
     sent_record& r = log_[i];
     if (r.sacked) continue;
-    const std::uint32_t unsacked = r.length() - sb_.sacked_within(r.begin, r.end);
+    const std::uint32_t unsacked = unsacked_bytes(r);
     if (r.lost_bytes > 0) {
       lost_bytes_ -= r.lost_bytes - unsacked;
       r.lost_bytes = unsacked;
@@ -175,7 +175,7 @@ void connection::rack_detect_loss(std::uint64_t now_ns) {
       latest = std::max(latest, deadline);
       continue;
     }
-    const std::uint32_t unsacked = r.length() - sb_.sacked_within(r.begin, r.end);
+    const std::uint32_t unsacked = unsacked_bytes(r);
     if (unsacked == 0) continue;
     r.lost_bytes = unsacked;
     lost_bytes_ += unsacked;
@@ -199,13 +199,20 @@ void connection::on_reorder_timeout(std::uint64_t now_ns) {
 // (RFC 2018 8), so no record counts as delivered or lost any more; the
 // timer resends everything in order (timeouts.cc).
 void connection::rack_on_timeout() {
-  for (std::size_t i = 0; i < log_.size(); ++i) {
-    log_[i].sacked = false;
-    log_[i].lost_bytes = 0;
-  }
+  for (std::size_t i = 0; i < log_.size(); ++i) log_[i].sacked = false;
   sacked_records_ = 0;
-  lost_bytes_ = 0;
+  forget_lost_marks();
   timers_.reorder = no_deadline;
+}
+
+// No record is lost any more (after a timeout, or an undo).
+void connection::forget_lost_marks() {
+  for (std::size_t i = 0; i < log_.size(); ++i) log_[i].lost_bytes = 0;
+  lost_bytes_ = 0;
+}
+
+std::uint32_t connection::unsacked_bytes(const sent_record& r) const {
+  return r.length() - sb_.sacked_within(r.begin, r.end);
 }
 
 // The first record marked lost, as the segment that repairs it: RFC 6675

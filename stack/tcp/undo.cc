@@ -78,8 +78,7 @@ void connection::undo_reduction(std::uint64_t now_ns) {
   sndcnt_ = 0;
   // A later loss in this window may start recovery of its own.
   recover_ = snd_una_;
-  for (std::size_t i = 0; i < log_.size(); ++i) log_[i].lost_bytes = 0;
-  lost_bytes_ = 0;
+  forget_lost_marks();
   if (!rack_.reord) ++stats_.reordering_seen;
   rack_.reord = true;
   if (undo_.timeout) {

@@ -103,6 +103,12 @@ void harness::establish_sack(bool peer_sack, std::uint64_t rtt_ms) {
   ASSERT_EQ(conn().sack_enabled(), peer_sack);
 }
 
+void harness::sack_flight_out(std::uint32_t segments, std::uint64_t rtt_ms) {
+  establish_sack(true, rtt_ms);
+  write_segments(segments);
+  advance(rtt_ms);
+}
+
 drop_reason harness::ack_data(std::uint32_t acked, std::initializer_list<std::pair<std::uint32_t, std::uint32_t>> blocks,
                               std::source_location loc) {
   seg s{.seq = rn + 1, .ack = iss + 1 + acked};

@@ -92,6 +92,9 @@ class harness : public ::testing::Test {
   // on the peer's when peer_sack), its SYN,ACK arriving rtt_ms later: the
   // SYN's RTT sample is then SRTT (RFC 6298 2.2).
   void establish_sack(bool peer_sack = true, std::uint64_t rtt_ms = 0);
+  // establish_sack() with a round trip of rtt_ms, `segments` full segments
+  // written and expected, and one round trip more: the first ACKs are due.
+  void sack_flight_out(std::uint32_t segments, std::uint64_t rtt_ms);
   // An ACK from the peer of `acked` bytes of our data with SACK blocks, all
   // given as offsets of our data.
   drop_reason ack_data(std::uint32_t acked, std::initializer_list<std::pair<std::uint32_t, std::uint32_t>> blocks = {},

@@ -13,11 +13,7 @@ constexpr std::uint64_t rtt_ms = 10;
 class Rack : public tcp_test {
  protected:
   Rack() { config.sack = true; }
-  void enter() {
-    establish_sack(true, rtt_ms);
-    write_segments(10);
-    advance(rtt_ms);
-  }
+  void enter() { sack_flight_out(10, rtt_ms); }
 };
 
 // 6.2 step 4: fewer than DupThresh segments SACKed and no reordering seen:

@@ -18,11 +18,7 @@ class SackRecovery : public tcp_test {
  protected:
   SackRecovery() { config.sack = true; }
   // Ten segments out at t0, and one round trip later the first ACKs.
-  void enter(std::uint32_t segments = 10) {
-    establish_sack(true, rtt_ms);
-    write_segments(segments);
-    advance(rtt_ms);
-  }
+  void enter() { sack_flight_out(10, rtt_ms); }
 };
 
 // RFC 8985 6.2: three segments SACKed above a hole, no reordering seen:
