@@ -135,6 +135,10 @@ table_spec tcp() {
                       "or NewReno (RFC 5681, RFC 6582)."),
           boolean("sack", true,
                   "Offer SACK (RFC 2018) on SYNs and report SACK blocks when the peer offered it too."),
+          integer("max_connections", {1, 16'777'216}, 65536,
+                  "TCP connections the stack keeps at once, every state counted (TIME-WAIT too); a SYN or "
+                  "connect past it is refused and counted. An idle connection costs about 13 KB of memory "
+                  "(bench/run rr --idle-connections; docs/stack.md)."),
       });
 }
 

@@ -10,6 +10,7 @@ std::expected<stack_config, std::string> stack_config_from(const config::table_v
   sc.tcp.congestion =
       root.get_string("tcp.congestion") == "newreno" ? tcp::congestion_algorithm::new_reno : tcp::congestion_algorithm::cubic;
   sc.tcp.sack = root.get_bool("tcp.sack");
+  sc.max_connections = std::size_t(root.get_int("tcp.max_connections"));
   const std::string& ip = port.get_string("ip");
   if (ip.empty())
     return std::unexpected(port.error("ip", "a dpdk port carries the userspace stack and needs an address, like "

@@ -21,17 +21,18 @@ std::expected<void, std::string> set(T& field, Parsed parsed) {
   return {};
 }
 
-// "0,1,1": reactor indexes, at least one.
-std::expected<std::vector<unsigned>, std::string> core_list(std::string_view flag, std::string_view text) {
-  std::vector<unsigned> cores;
+// "0,1,1": numbers in [min, max], at least one.
+template <class T>
+std::expected<std::vector<T>, std::string> number_list(std::string_view flag, std::string_view text, T min, T max) {
+  std::vector<T> values;
   for (std::size_t at = 0; at <= text.size();) {
     const std::size_t comma = std::min(text.find(',', at), text.size());
-    auto core = number<unsigned>(flag, text.substr(at, comma - at), 0, 8191);
-    if (!core) return std::unexpected(core.error());
-    cores.push_back(*core);
+    auto v = number<T>(flag, text.substr(at, comma - at), min, max);
+    if (!v) return std::unexpected(v.error());
+    values.push_back(*v);
     at = comma + 1;
   }
-  return cores;
+  return values;
 }
 
 std::expected<affine::net::congestion_control, std::string> congestion(std::string_view flag, std::string_view text) {
@@ -42,7 +43,8 @@ std::expected<affine::net::congestion_control, std::string> congestion(std::stri
 
 std::expected<void, std::string> apply_server(server_options& o, std::string_view flag, std::string_view value) {
   if (flag == "--port") return set(o.port, number<std::uint16_t>(flag, value, 0, 65535));
-  if (flag == "--serve-cores") return set(o.serve_cores, core_list(flag, value));
+  if (flag == "--listeners") return set(o.listeners, number<unsigned>(flag, value, 1, 64));
+  if (flag == "--serve-cores") return set(o.serve_cores, number_list<unsigned>(flag, value, 0, 8191));
   if (flag == "--antagonist-core") return set(o.antagonist_core, number<unsigned>(flag, value, 0, 8191));
   if (flag == "--antagonist-slice-us")
     return set(o.antagonist_slice_us, number<std::uint32_t>(flag, value, 1, 1'000'000));
@@ -59,6 +61,8 @@ std::expected<void, std::string> apply_client(client_options& o, std::string_vie
   if (flag == "--warmup-s") return set(o.warmup_s, number<double>(flag, value, 0, 3'600));
   if (flag == "--timeout-ms") return set(o.timeout_ms, number<std::uint64_t>(flag, value, 1, 3'600'000));
   if (flag == "--congestion") return set(o.congestion, congestion(flag, value));
+  if (flag == "--idle-connections") return set(o.idle_connections, number<unsigned>(flag, value, 0, 1'000'000));
+  if (flag == "--idle-ports") return set(o.idle_ports, number_list<std::uint16_t>(flag, value, 1, 65535));
   if (flag == "--variant") {
     if (value.empty()) return std::unexpected(std::string("--variant: needs a name"));
     o.variant = value;
@@ -68,7 +72,8 @@ std::expected<void, std::string> apply_client(client_options& o, std::string_vie
 }
 
 // Flags that only request/response uses, which a bulk client must not be given.
-constexpr std::string_view rr_only[] = {"--request-size", "--response-size", "--warmup-s"};
+constexpr std::string_view rr_only[] = {"--request-size", "--response-size", "--warmup-s", "--idle-connections",
+                                        "--idle-ports"};
 
 std::expected<client_options, std::string> parse_client(std::span<const std::string> args) {
   client_options o;
@@ -106,24 +111,28 @@ std::expected<options, std::string> parse_args(std::span<const std::string> args
     return o;
   }
   for (std::size_t i = 1; i < args.size(); ++i) {
-    if (args[i] == "--zero-copy") {  // a flag: no value
-      o.server.zero_copy = true;
+    if (args[i] == "--zero-copy" || args[i] == "--keepalive") {  // flags: no value
+      (args[i] == "--zero-copy" ? o.server.zero_copy : o.server.keepalive) = true;
       continue;
     }
     if (i + 1 == args.size()) return std::unexpected(fmt::format("{} needs a value", args[i]));
     if (auto r = apply_server(o.server, args[i], args[i + 1]); !r) return std::unexpected(r.error());
     ++i;
   }
+  if (o.server.port != 0 && o.server.port + (o.server.listeners - 1) > 65535)
+    return std::unexpected(fmt::format("--listeners {} from --port {} runs past port 65535", o.server.listeners,
+                                       o.server.port));
   return o;
 }
 
 std::string usage() {
-  return "usage: affine-rr [--config FILE] [--set KEY=VALUE]... server [--port N] [--serve-cores C,...]\n"
-         "                 [--antagonist-core C] [--antagonist-slice-us U] [--congestion cubic|newreno]\n"
-         "                 [--zero-copy]\n"
+  return "usage: affine-rr [--config FILE] [--set KEY=VALUE]... server [--port N] [--listeners K]\n"
+         "                 [--keepalive] [--serve-cores C,...] [--antagonist-core C] [--antagonist-slice-us U]\n"
+         "                 [--congestion cubic|newreno] [--zero-copy]\n"
          "       affine-rr [--config FILE] [--set KEY=VALUE]... client --to IP:PORT [--flows F]\n"
          "                 [--request-size B] [--response-size B] [--duration-s S] [--warmup-s W]\n"
          "                 [--timeout-ms T] [--variant NAME] [--congestion cubic|newreno] [--zero-copy]\n"
+         "                 [--idle-connections N [--idle-ports P,...]]\n"
          "       affine-rr [--config FILE] [--set KEY=VALUE]... client --bulk --to IP:PORT [--flows F]\n"
          "                 [--duration-s S] [--timeout-ms T] [--variant NAME] [--congestion cubic|newreno]\n"
          "                 [--zero-copy]\n";

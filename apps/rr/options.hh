@@ -1,11 +1,11 @@
 #pragma once
 // affine-rr's command line (what affine::run leaves after --config/--set):
 //
-//   affine-rr server [--port N] [--serve-cores C,...] [--antagonist-core C] [--antagonist-slice-us U]
-//                    [--congestion C] [--zero-copy]
+//   affine-rr server [--port N] [--listeners K] [--keepalive] [--serve-cores C,...] [--antagonist-core C]
+//                    [--antagonist-slice-us U] [--congestion C] [--zero-copy]
 //   affine-rr client --to IP:PORT [--flows F] [--request-size B] [--response-size B]
 //                    [--duration-s S] [--warmup-s W] [--timeout-ms T] [--variant NAME] [--congestion C]
-//                    [--zero-copy]
+//                    [--zero-copy] [--idle-connections N [--idle-ports P,...]]
 //   affine-rr client --bulk --to IP:PORT [--flows F] [--duration-s S] [--timeout-ms T] [--variant NAME]
 //                    [--congestion C] [--zero-copy]
 //
@@ -16,6 +16,15 @@
 //
 // --zero-copy: messages are read and written where the stack holds them
 // (apps/rr/in_place.hh), not through buffers of the program's own.
+//
+// --idle-connections N: before the measured flows start, N more
+// connections that each make one transaction and then stay open and silent
+// with keepalive on, to --to's address on the --idle-ports in turn (or
+// --to's port); the flows are measured beside them (apps/rr/idle.hh). A
+// server with --listeners K listens on K ports (from --port N: N..N+K-1)
+// and names them in its first line, since one client address reaches one
+// server port from at most 16,384 ephemeral ports; --keepalive turns
+// keepalive on for every accepted connection.
 //
 // The server takes its message sizes from each client's hello
 // (apps/rr/protocol.hh), so it has none of its own.
@@ -34,6 +43,8 @@ namespace affine_rr {
 
 struct server_options {
   std::uint16_t port = 0;  // 0: the backend picks one (printed at start)
+  unsigned listeners = 1;  // ports listened on: port, port+1, ... (or each picked by the backend)
+  bool keepalive = false;  // on every accepted connection
   // Each new connection's fiber moves to the next of these reactors in turn
   // when it starts (unpinned: its wakeups decide where it runs next), so
   // that an experiment knows where the readers last ran; empty: they start
@@ -59,6 +70,8 @@ struct client_options {
   std::string variant;              // the JSON line's "variant"; default: "rr" or "bulk"
   affine::net::congestion_control congestion = affine::net::congestion_control::configured;
   bool zero_copy = false;
+  unsigned idle_connections = 0;
+  std::vector<std::uint16_t> idle_ports;  // empty: to.port
 };
 
 struct options {

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstdio>
 #include <memory>
 #include <vector>
 
@@ -8,6 +9,7 @@
 #include "apps/common/histogram.hh"
 #include "apps/rr/client.hh"
 #include "apps/rr/flows.hh"
+#include "apps/rr/idle.hh"
 #include "apps/rr/in_place.hh"
 
 namespace affine_rr {
@@ -59,6 +61,11 @@ void one_flow(const client_options& o, start_line& line, flow_result& out) {
 }  // namespace
 
 int run_rr_client(const client_options& o) {
+  auto idle = open_idle(o);  // held open until the report is out
+  if (!idle) {
+    fmt::print("{}\n", json_head("rr", o) + json_tail(o.flows, idle.error()));
+    return 1;
+  }
   std::vector<flow_result> flows(o.flows);
   start_line line;
   run_flows(o, line, [&](unsigned f) { one_flow(o, line, flows[f]); });
@@ -78,7 +85,8 @@ int run_rr_client(const client_options& o) {
   auto us = [&](double q) { return double(all->quantile_ns(q)) / 1e3; };
   if (all->count() != 0)
     line_out += fmt::format(",\"p50_us\":{:.2f},\"p99_us\":{:.2f},\"p999_us\":{:.2f}", us(0.5), us(0.99), us(0.999));
-  fmt::print("{}\n", line_out + json_tail(failed, first_error));
+  fmt::print("{}\n", line_out + idle->json() + json_tail(failed, first_error));
+  std::fflush(stdout);  // before the idle connections close
   return failed == o.flows ? 1 : 0;
 }
 

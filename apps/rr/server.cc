@@ -4,6 +4,8 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <functional>
+#include <string>
 #include <optional>
 #include <stdexcept>
 #include <stop_token>
@@ -16,6 +18,7 @@
 
 #include "affine/affine.hh"
 #include "affine/net.hh"
+#include "apps/common/memory.hh"
 #include "apps/common/serve.hh"
 #include "apps/rr/in_place.hh"
 #include "apps/rr/protocol.hh"
@@ -163,28 +166,58 @@ int run_server(const server_options& o) {
       fmt::print(stderr, "affine-rr: {} {}: not a reactor core (see reactor.cores)\n", flag, core);
       return 2;
     }
-  auto l = net::listen({.local = {net::any_address, o.port},
-                        .backlog = 1024,
-                        .accepted = {.no_delay = true, .congestion = o.congestion}});
-  if (!l) {
-    fmt::print(stderr, "affine-rr: listen on port {}: {}\n", o.port, l.error().message());
-    return 1;
+  std::vector<net::tcp_listener> listeners;
+  std::string ports;
+  for (unsigned i = 0; i < o.listeners; ++i) {
+    const std::uint16_t port = o.port == 0 ? 0 : std::uint16_t(o.port + i);
+    auto l = net::listen({.local = {net::any_address, port},
+                          .backlog = 1024,
+                          .accepted = {.no_delay = true, .keepalive = o.keepalive, .congestion = o.congestion}});
+    if (!l) {
+      fmt::print(stderr, "affine-rr: listen on port {}: {}\n", port, l.error().message());
+      return 1;
+    }
+    ports += fmt::format("{}{}", i ? "," : "", l->local().port);
+    listeners.push_back(std::move(*l));
   }
-  fmt::print("{{\"app\":\"rr\",\"role\":\"server\",\"port\":{}}}\n", l->local().port);
+  // Resident memory now, and its peak at the end: what the connections
+  // served cost this process (bench/run rr --idle-connections).
+  const auto rss = affine_apps::process_memory_bytes("VmRSS");
+  fmt::print("{{\"app\":\"rr\",\"role\":\"server\",\"port\":{},\"ports\":[{}],\"rss_bytes\":{}}}\n",
+             listeners[0].local().port, ports, rss.value_or(0));
   std::fflush(stdout);
 
   std::optional<antagonist> hog;
   if (o.antagonist_core) hog.emplace(*o.antagonist_core, o.antagonist_slice_us);
   totals t;
   std::atomic<std::size_t> next_core{0};
-  const auto r = affine_apps::serve_until_stopped(*l, "affine-rr", [&](net::tcp_stream s) {
+  const std::function<void(net::tcp_stream)> each = [&](net::tcp_stream s) {
     if (!o.serve_cores.empty())
       this_fiber::migrate(o.serve_cores[next_core.fetch_add(1, std::memory_order_relaxed) % o.serve_cores.size()]);
     serve(std::move(s), t, o.zero_copy);
-  });
-  fmt::print("{{\"app\":\"rr\",\"role\":\"server\",\"connections\":{},\"transactions\":{},\"bulk_bytes\":{},\"errors\":{}}}\n",
-             r.accepted, t.transactions.load(), t.bulk_bytes.load(), t.errors.load());
-  return r.code;
+  };
+  // The first listener's loop here, each other's in a fiber of its own
+  // (which inherits this fiber's stop, so a signal ends them all).
+  std::vector<affine_apps::serve_result> results(listeners.size());
+  std::vector<fiber_handle> loops;
+  for (std::size_t i = 1; i < listeners.size(); ++i) {
+    auto f = spawn([&, i] { results[i] = affine_apps::serve_until_stopped(listeners[i], "affine-rr", each); });
+    if (!f) throw std::system_error(f.error(), "affine-rr: an accept loop's fiber");
+    loops.push_back(std::move(*f));
+  }
+  results[0] = affine_apps::serve_until_stopped(listeners[0], "affine-rr", each);
+  for (auto& f : loops) f.join(stop_mode::ignore);
+  std::uint64_t accepted = 0;
+  int code = 0;
+  for (const auto& r : results) {
+    accepted += r.accepted;
+    code = std::max(code, r.code);
+  }
+  fmt::print("{{\"app\":\"rr\",\"role\":\"server\",\"connections\":{},\"transactions\":{},\"bulk_bytes\":{},"
+             "\"errors\":{},\"rss_peak_bytes\":{}}}\n",
+             accepted, t.transactions.load(), t.bulk_bytes.load(), t.errors.load(),
+             affine_apps::process_memory_bytes("VmHWM").value_or(0));
+  return code;
 }
 
 }  // namespace affine_rr

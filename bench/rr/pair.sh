@@ -89,7 +89,10 @@ pair_run() {
 # bench variant limit_s server-config client-config server-ip client-args...:
 # pair_run with each side's configuration (empty: none, kernel sockets) and
 # the server's address given; the server runs under pair_server_wrap, the
-# client under pair_client_wrap.
+# client under pair_client_wrap. A client argument "@ports@" becomes the
+# ports the server listens on, from its first line ("ports":[P,...]), comma
+# separated. The server's output stays in $pair_dir/server.out until the
+# next run.
 pair_run_between() {
   local bench=$1 variant=$2 limit=$3 server_config=$4 client_config=$5 host=$6
   shift 6
@@ -114,6 +117,10 @@ pair_run_between() {
     pair_error "$bench" "$variant" "server: $(pair_first_line "$pair_dir/server.err" "no port line within 10 s")"
     return
   fi
+  local ports args=()
+  ports=$(sed -n '1s/.*"ports":\[\([0-9,]*\)\].*/\1/p' "$pair_dir/server.out")
+  for a in "$@"; do [ "$a" = @ports@ ] && args+=("${ports:-$port}") || args+=("$a"); done
+  set -- "${args[@]}"
   config=()
   [ -n "$client_config" ] && config=(--config "$client_config")
   timeout -k 5 "$limit" "${pair_client_wrap[@]}" "$pair_exe" "${config[@]}" "${quiet[@]}" --set "reactor.cores=\"$client_core\"" client \

@@ -11,14 +11,18 @@ namespace affine::stack::tcp {
 namespace {
 // Rings are built and destroyed on any reactor core, hence atomic.
 std::atomic<std::size_t> g_live_bytes{0};
+std::atomic<std::size_t> g_allocated_bytes{0};
 }  // namespace
 
 ring_buffer::ring_buffer(std::size_t capacity)
-    : data_(capacity ? std::make_unique<std::byte[]>(capacity) : nullptr), capacity_(capacity) {
+    : capacity_(capacity) {
   g_live_bytes.fetch_add(capacity_, std::memory_order_relaxed);
 }
 
-ring_buffer::~ring_buffer() { g_live_bytes.fetch_sub(capacity_, std::memory_order_relaxed); }
+ring_buffer::~ring_buffer() {
+  g_live_bytes.fetch_sub(capacity_, std::memory_order_relaxed);
+  if (data_) g_allocated_bytes.fetch_sub(capacity_, std::memory_order_relaxed);
+}
 
 ring_buffer::ring_buffer(ring_buffer&& other) noexcept
     : data_(std::move(other.data_)),
@@ -29,6 +33,7 @@ ring_buffer::ring_buffer(ring_buffer&& other) noexcept
 ring_buffer& ring_buffer::operator=(ring_buffer&& other) noexcept {
   if (this != &other) {
     g_live_bytes.fetch_sub(capacity_, std::memory_order_relaxed);
+    if (data_) g_allocated_bytes.fetch_sub(capacity_, std::memory_order_relaxed);
     data_ = std::move(other.data_);
     capacity_ = std::exchange(other.capacity_, 0);
     head_ = std::exchange(other.head_, 0);
@@ -38,11 +43,23 @@ ring_buffer& ring_buffer::operator=(ring_buffer&& other) noexcept {
 }
 
 std::size_t ring_buffer::live_bytes() { return g_live_bytes.load(std::memory_order_relaxed); }
+std::size_t ring_buffer::allocated_bytes() { return g_allocated_bytes.load(std::memory_order_relaxed); }
+
+// Not value-initialized: bytes are read only where they were written, and
+// pages never written are never touched.
+std::byte* ring_buffer::storage() {
+  if (!data_) {
+    data_ = std::make_unique_for_overwrite<std::byte[]>(capacity_);
+    g_allocated_bytes.fetch_add(capacity_, std::memory_order_relaxed);
+  }
+  return data_.get();
+}
 
 void ring_buffer::copy_in(std::size_t at, std::span<const std::byte> data) {
+  std::byte* const base = storage();
   const std::size_t first = std::min(data.size(), capacity_ - at);
-  if (data.data() != data_.get() + at) std::memcpy(data_.get() + at, data.data(), first);  // else in place
-  std::memcpy(data_.get(), data.data() + first, data.size() - first);
+  if (data.data() != base + at) std::memcpy(base + at, data.data(), first);  // else in place
+  std::memcpy(base, data.data() + first, data.size() - first);
 }
 
 void ring_buffer::copy_out(std::size_t at, std::span<std::byte> out) const {
@@ -69,7 +86,7 @@ std::size_t ring_buffer::write_at(std::size_t offset, std::span<const std::byte>
 std::span<std::byte> ring_buffer::free_contiguous(std::size_t max) {
   if (free() == 0) return {};
   const std::size_t at = wrap(head_ + size_);
-  return {data_.get() + at, std::min({max, free(), capacity_ - at})};
+  return {storage() + at, std::min({max, free(), capacity_ - at})};
 }
 
 void ring_buffer::commit(std::size_t n) {

@@ -1,6 +1,10 @@
 #pragma once
-// A byte ring of fixed capacity, allocated once at construction: the send and
-// receive queues of a TCP connection. Nothing allocates after construction.
+// A byte ring of fixed capacity: the send and receive queues of a TCP
+// connection. Its storage is allocated once, when the first byte is put in
+// (not at construction, and not zeroed): a connection that has never
+// carried data holds none, one that carried a little has touched a page or
+// two of it, as Linux's socket buffers cost nothing until an skb is queued.
+// Nothing allocates after that.
 //
 // The receive side also holds out-of-order data (RFC 9293 3.10.7.4: segments
 // beyond RCV.NXT may be kept for later delivery): write_at() places bytes in
@@ -52,10 +56,17 @@ class ring_buffer {
   std::span<std::byte> free_contiguous(std::size_t max);
   void clear();
 
+  // Whether the storage exists (the first write_at/free_contiguous made it).
+  bool allocated() const { return data_ != nullptr; }
+
   // Total capacity of all live ring_buffers, for leak checks in tests.
   static std::size_t live_bytes();
+  // Total storage of all live ring_buffers that have any.
+  static std::size_t allocated_bytes();
 
  private:
+  // The storage, allocated on first use. Precondition: capacity_ > 0.
+  std::byte* storage();
   // Copies data into the ring starting at physical index `at`, wrapping.
   void copy_in(std::size_t at, std::span<const std::byte> data);
   // Copies out.size() bytes from physical index `at` into out, wrapping.

@@ -258,6 +258,21 @@ TEST(tcp_config, CongestionAndSackReachTheConnectionDefaults) {
   EXPECT_EQ(bad.error(), "affine.toml:2: tcp.congestion: \"bbr\" is not allowed (allowed: \"cubic\", \"newreno\")");
 }
 
+// tcp.max_connections bounds the flow table (a SYN or connect past it is
+// refused, drop::tcp_connection_limit); 100k idle connections need more
+// than the default.
+TEST(tcp_config, MaxConnectionsBoundsTheStack) {
+  auto plain = port_config("");
+  ASSERT_TRUE(plain.has_value()) << plain.error();
+  EXPECT_EQ(plain->max_connections, 65536u);
+  auto many = port_config("", "[tcp]\nmax_connections = 200000\n");
+  ASSERT_TRUE(many.has_value()) << many.error();
+  EXPECT_EQ(many->max_connections, 200000u);
+  auto none = port_config("", "[tcp]\nmax_connections = 0\n");
+  ASSERT_FALSE(none.has_value());
+  EXPECT_EQ(none.error(), "affine.toml:2: tcp.max_connections: 0 is out of range (allowed: 1..16777216)");
+}
+
 TEST(rps_config, EachQueueGetsItsOwnMode) {
   auto sc = port_config("[[port.rxq]]\nqueue = 1\nrps = \"idle\"\n");
   ASSERT_TRUE(sc.has_value()) << sc.error();

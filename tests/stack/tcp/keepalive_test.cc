@@ -75,6 +75,20 @@ TEST_P(Keepalive, TrafficPostponesTheProbe_RFC1122_4_2_3_6) {
   expect({.seq = iss, .ack = rn + 2, .window = 63999});
 }
 
+// What an idle connection costs (issue 19): its send and receive queues
+// take storage with their first byte, not with the connection, so a
+// connection that has carried nothing holds a timer and no buffers.
+TEST_P(Keepalive, AnIdleConnectionHoldsNoQueueStorageUntilItsFirstByte) {
+  establish();
+  conn().set_keepalive(on);
+  advance(5000);
+  EXPECT_EQ(ring_buffer::allocated_bytes(), 0u);
+  send({.seq = rn + 1, .ack = iss + 1, .payload = "x"});
+  EXPECT_EQ(ring_buffer::allocated_bytes(), config.recv_buffer);
+  advance(40);
+  expect({.seq = iss + 1, .ack = rn + 2, .window = 63999});
+}
+
 TEST_P(Keepalive, PeersProbeIsAnsweredWithAnAck_RFC1122_4_2_3_6) {
   establish();
   EXPECT_EQ(send({.seq = rn, .ack = iss + 1}), drop_reason::out_of_window);

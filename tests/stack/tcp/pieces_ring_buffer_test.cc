@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,7 +25,10 @@ std::string read_all(ring_buffer& r) {
 
 class ring_buffer_test : public ::testing::Test {
  protected:
-  void TearDown() override { EXPECT_EQ(ring_buffer::live_bytes(), 0u); }
+  void TearDown() override {
+    EXPECT_EQ(ring_buffer::live_bytes(), 0u);
+    EXPECT_EQ(ring_buffer::allocated_bytes(), 0u);
+  }
 };
 
 TEST_F(ring_buffer_test, WriteThenReadReturnsTheSameBytesInOrder) {
@@ -145,6 +150,39 @@ TEST_F(ring_buffer_test, ClearEmptiesTheRingAndKeepsItsCapacity) {
   EXPECT_EQ(r.free(), 8u);
   EXPECT_EQ(r.write(bytes("12345678")), 8u);
   EXPECT_EQ(read_all(r), "12345678");
+}
+
+// An idle connection's queues cost nothing (issue 19's idle connections):
+// the storage comes with the first byte put in, or the first look at the
+// free space the RX path copies into, never with a read of an empty ring.
+TEST_F(ring_buffer_test, StorageComesWithTheFirstByteNotWithTheRing) {
+  ring_buffer r(1 << 20);
+  std::array<std::byte, 4> out{};
+  EXPECT_EQ(r.read(out), 0u);
+  EXPECT_EQ(r.peek(0, out), 0u);
+  EXPECT_TRUE(r.contiguous_at(0, 4).empty());
+  r.consume(0);
+  r.commit(0);
+  EXPECT_FALSE(r.allocated());
+  EXPECT_EQ(ring_buffer::allocated_bytes(), 0u);
+  EXPECT_EQ(r.write_at(0, {}), 0u);
+  EXPECT_FALSE(r.allocated());
+  EXPECT_EQ(r.write(bytes("a")), 1u);
+  EXPECT_TRUE(r.allocated());
+  EXPECT_EQ(ring_buffer::allocated_bytes(), std::size_t(1) << 20);
+  EXPECT_EQ(read_all(r), "a");
+
+  ring_buffer rx(64);
+  const auto room = rx.free_contiguous(8);  // the RX path's copy target
+  EXPECT_TRUE(rx.allocated());
+  ASSERT_EQ(room.size(), 8u);
+  std::memcpy(room.data(), "in place", 8);
+  EXPECT_EQ(rx.write(room), 8u);  // placed already: not copied again
+  EXPECT_EQ(read_all(rx), "in place");
+
+  ring_buffer none(0);
+  EXPECT_TRUE(none.free_contiguous(8).empty());
+  EXPECT_FALSE(none.allocated());
 }
 
 TEST_F(ring_buffer_test, LiveBytesCountsEveryRingAndReturnsToZero) {
