@@ -32,7 +32,6 @@ enum class drop : std::uint8_t {
   unknown_ethertype,  // not IPv4 or ARP
   arp_not_for_us,     // a request for another address (still merged per RFC 826)
   not_our_address,    // IPv4 destination is neither ours nor a broadcast
-  ttl_expired,        // TTL 0 on arrival
   fragment,           // a fragment the reassembler refused (its counters say why)
   unknown_protocol,   // IPv4 protocol we do not carry (answered: protocol unreachable)
   icmp_ignored,       // an ICMP type this host does not act on
@@ -40,7 +39,6 @@ enum class drop : std::uint8_t {
   udp_queue_full,     // the socket's bounded receive queue was full
   tcp_no_socket,      // answered with RST (RFC 9293 3.10.7.1)
   tcp_connection_limit,
-  tcp_rx_busy_socket, // reserved for the busy-poll path
   no_mbuf,            // the packet pool was empty (TX)
   arp_queue_full,     // no room to wait for an ARP answer
   arp_unresolved,     // the next hop never answered ARP

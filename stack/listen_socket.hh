@@ -1,7 +1,8 @@
 #pragma once
-// A listening TCP port (RFC 9293 3.10.7.2): the connections it made that
-// are still in SYN-RECEIVED (counted, bounded), and those established and
-// waiting for accept() (the accept queue, bounded by the backlog).
+// A listening TCP port (RFC 9293 3.10.7.2): its LISTEN processing and the
+// bounds of its queues (tcp::listener, the one implementation, which the
+// LISTEN and SYN-RECEIVED suites test), and the connections established
+// and waiting for accept() (the accept queue, bounded by the backlog).
 //
 // References: the stack's listener table while listening, each child
 // connection until it is accepted or dies, and the application's handle.
@@ -10,17 +11,23 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <mutex>
 
 #include "affine/net.hh"
 #include "affine/sync.hh"
+#include "stack/tcp/listener.hh"
 #include "stack/tcp_socket.hh"
 
 namespace affine::stack {
 
-class listen_socket {
+class listen_socket final : public tcp::admission {
  public:
-  listen_socket(net::endpoint local, unsigned backlog, const net::stream_options& accepted)
-      : local_(local), backlog_(backlog == 0 ? 1 : backlog), accepted_(accepted) {}
+  // SYN-RECEIVED and the accept queue are both bounded by `backlog`.
+  listen_socket(net::endpoint local, unsigned backlog, const net::stream_options& accepted,
+                const tcp::isn_generator& isn)
+      : queue({.syn_backlog = backlog == 0 ? 1u : backlog, .accept_backlog = backlog == 0 ? 1u : backlog}, isn),
+        local_(local),
+        accepted_(accepted) {}
   listen_socket(const listen_socket&) = delete;
   listen_socket& operator=(const listen_socket&) = delete;
 
@@ -30,20 +37,26 @@ class listen_socket {
   }
 
   const net::endpoint& local() const { return local_; }
-  unsigned backlog() const { return backlog_; }
   const net::stream_options& accepted_options() const { return accepted_; }
+
+  // A child's handshake completed (its socket's lock held: lock order
+  // socket, then listener). A closed listener admits too: the child then
+  // settles into child_settled(), which resets it.
+  bool admit(tcp::connection&) override {
+    std::lock_guard g(lock);
+    return closed || queue.admit();
+  }
 
   spinlock lock;
   wait_queue acceptors;            // under lock
-  std::deque<tcp_socket*> ready;   // under lock; a reference each
-  unsigned half_open = 0;          // under lock: children in SYN-RECEIVED
+  std::deque<tcp_socket*> ready;   // under lock; a reference each: the accept queue
+  tcp::listener queue;             // under lock: LISTEN, and the queues' bounds
   bool closed = false;             // under lock
 
  private:
   ~listen_socket() = default;
 
   net::endpoint local_;
-  unsigned backlog_;
   net::stream_options accepted_;
   std::atomic<std::uint32_t> refs_{1};
 };

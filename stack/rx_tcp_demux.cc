@@ -142,48 +142,31 @@ void stack::settle_batch(per_core& pc, std::uint64_t now) {
   s->unref();
 }
 
-// RFC 9293 3.10.7.2: LISTEN.
+// RFC 9293 3.10.7.2: LISTEN, as tcp::listener decides it.
 void stack::listen_in(per_core& pc, listen_socket& l, const flow_tuple& t, const tcp_segment& seg,
                       std::uint64_t now) {
-  if (seg.control == tcp_control::rst) {  // first: an incoming RST is ignored
-    pc.counters.count(tcp::drop_reason::listen_rst);
-    return;
-  }
-  if (seg.ack) {  // second: any acknowledgment is bad; <SEQ=SEG.ACK><CTL=RST>
-    pc.counters.count(tcp::drop_reason::listen_ack);
-    if (auto rst = tcp::reset_for(seg)) send_tcp(pc, t, *rst, now);
-    return;
-  }
-  if (seg.control != tcp_control::syn) {  // fourth: other text or control, drop
-    pc.counters.count(tcp::drop_reason::listen_no_syn);
-    return;
-  }
-  // third: SYN. Bounded: connections in SYN-RECEIVED, and the accept queue.
+  tcp::listener::verdict v;
   {
     std::lock_guard g(l.lock);
     if (l.closed) return;
-    if (l.ready.size() >= l.backlog()) {
-      pc.counters.count(tcp::drop_reason::accept_queue_full);
-      return;
-    }
-    if (l.half_open >= l.backlog()) {
-      pc.counters.count(tcp::drop_reason::syn_queue_full);
-      return;
-    }
-    ++l.half_open;
+    v = l.queue.input(t, seg, now);
   }
-  const tcp::open_params p{.tuple = t, .iss = isn_.next(t, now), .ts_offset = std::uint32_t(isn_.next(t, 0).raw())};
-  auto* s = new tcp_socket(*this, pc.index, p, connection_config(l.accepted_options()), seg, now);
+  if (v.drop != tcp::drop_reason::none) pc.counters.count(v.drop);
+  if (v.reply) send_tcp(pc, t, *v.reply, now);
+  if (!v.open) return;
+  auto* s = new tcp_socket(*this, pc.index, *v.open, connection_config(l.accepted_options()), seg, now);
   l.ref();
   s->parent = &l;
+  s->conn.set_admission(&l);
   if (!flows_.insert(t, s)) {
     pc.counters.count(drop::tcp_connection_limit);
     {
       std::lock_guard g(l.lock);
-      --l.half_open;
+      l.queue.child_gone(false);
     }
-    l.unref();
+    s->conn.set_admission(nullptr);
     s->parent = nullptr;
+    l.unref();
     s->unref();
     return;
   }

@@ -239,6 +239,7 @@ class listener final : public net::detail::listener_impl {
     }
     socket_ref s(l_->ready.front());
     l_->ready.pop_front();
+    l_->queue.accepted();
     l_->lock.unlock();
     return std::make_unique<stream>(std::move(s));
   }
@@ -392,7 +393,7 @@ std::expected<listen_socket*, std::error_code> stack::listen(const net::listen_o
     if (port == 0) return std::unexpected(err(std::errc::address_in_use));
   }
   if (listeners_.bound(port)) return std::unexpected(err(std::errc::address_in_use));
-  auto* l = new listen_socket({{routes_.address()}, port}, opts.backlog, opts.accepted);
+  auto* l = new listen_socket({{routes_.address()}, port}, opts.backlog, opts.accepted, isn_);
   listeners_.insert(port, l);  // the table's reference
   l->ref();                          // the caller's
   return l;

@@ -174,17 +174,22 @@ void stack::finish(tcp_socket& s, settled what) {
 
 // A child of a listener reached ESTABLISHED (into the accept queue) or died
 // before it was accepted. Lock order: socket, then listener.
+// One reset right after its handshake, in the same batch, is still handed
+// out (its reads then fail), as Linux's accept queue does.
 void stack::child_settled(tcp_socket& s, tcp::event_set ev) {
   listen_socket* l = s.parent;
   s.parent = nullptr;
+  s.conn.set_admission(nullptr);
+  const bool admitted = ev.has(tcp::event::connected);
   l->lock.lock();
-  --l->half_open;
-  if (ev.has(tcp::event::connected) && !ev.has(tcp::event::closed) && !l->closed) {
+  if (admitted && !l->closed) {
     s.ref();
     l->ready.push_back(&s);
     l->acceptors.notify_one();
+  } else if (!l->closed) {
+    l->queue.child_gone(false);  // died in SYN-RECEIVED
   } else if (!ev.has(tcp::event::closed)) {
-    s.conn.abort();  // the listener closed while the handshake ran
+    s.conn.abort();  // the listener closed while the handshake ran (its counts are done with)
   }
   l->lock.unlock();
   l->unref();

@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include "stack/tcp/connection.hh"
-#include "stack/tcp/listener.hh"
 
 namespace affine::stack::tcp {
 
@@ -73,7 +72,6 @@ connection::connection(const open_params& p, const connection_config& cfg, const
 }
 
 connection::~connection() {
-  if (listener_) listener_->release(*this);
   g_live.fetch_sub(1, std::memory_order_relaxed);
 }
 

@@ -44,7 +44,19 @@
 
 namespace affine::stack::tcp {
 
-class listener;
+class connection;
+
+// What a passive connection asks when its handshake completes (RFC 9293
+// 3.10.7.4, SYN-RECEIVED, fifth): whether its listener's accept queue has
+// room (listener.hh). False: the final ACK is ignored, as Linux does, and
+// the connection stays in SYN-RECEIVED.
+class admission {
+ public:
+  virtual bool admit(connection& c) = 0;
+
+ protected:
+  ~admission() = default;
+};
 class connection_list;
 
 inline constexpr std::uint64_t no_deadline = UINT64_MAX;
@@ -94,7 +106,7 @@ class connection {
   // SYN-RECEIVED; the SYN-ACK leaves on the next output().
   connection(const open_params& p, const connection_config& cfg, const tcp_segment& syn, std::uint64_t now_ns);
   ~connection();
-  // Listeners hold pointers to their connections: the address is fixed.
+  // Its owner's structures point at it: the address is fixed.
   connection(const connection&) = delete;
   connection& operator=(const connection&) = delete;
 
@@ -144,7 +156,9 @@ class connection {
   void set_keepalive(const keepalive_config& k);
 
   const flow_tuple& tuple() const { return tuple_; }
-  listener* parent() const { return listener_; }  // the listener that made it, while both live
+  // Passive: what the handshake's completion asks (null: nothing; it must
+  // outlive the connection or be reset first).
+  void set_admission(admission* a) { admission_ = a; }
   const connection_config& config() const { return cfg_; }
   const connection_stats& stats() const { return stats_; }
   const congestion_control& congestion() const { return *cc_; }
@@ -165,9 +179,6 @@ class connection {
   static std::size_t live_count();
 
  private:
-  friend class listener;
-  friend class connection_list;
-
   // A segment after trimming to the receive window (RFC 9293 3.10.7.4 first).
   struct incoming {
     seq32 seq;
@@ -426,12 +437,7 @@ class connection {
   bool user_closed_ = false;  // close(): the application reads no more
   bool rst_pending_ = false;  // abort(): RST on the next output
 
-  // Listener membership: intrusive links of the list the listener keeps
-  // this connection on (see listener.hh for the ownership rule).
-  listener* listener_ = nullptr;
-  connection* link_prev_ = nullptr;
-  connection* link_next_ = nullptr;
-  connection_list* link_list_ = nullptr;
+  admission* admission_ = nullptr;
 
   connection_stats stats_;
 };

@@ -4,7 +4,6 @@
 #include <algorithm>
 
 #include "stack/tcp/connection.hh"
-#include "stack/tcp/listener.hh"
 #include "stack/tcp/reset.hh"
 
 namespace affine::stack::tcp {
@@ -61,11 +60,12 @@ connection::input_result connection::syn_sent_arrives(const tcp_segment& seg, st
 // <SEQ=SEG.ACK><CTL=RST>. The rest of the ACK is processed as in ESTABLISHED.
 connection::step_result connection::syn_received_ack(const tcp_segment& seg, std::uint64_t now_ns) {
   if (!(snd_una_ < *seg.ack && *seg.ack <= snd_max_)) return input_result{reset_for(seg), drop_reason::unacceptable_ack};
-  if (listener_) {
+  if (admission_) {
     // Linux with tcp_abort_on_overflow = 0: a full accept queue ignores the
     // final ACK; the SYN,ACK is sent again later and the peer's next ACK
     // may find room (see listener.hh).
-    if (!listener_->admit(*this)) return input_result{std::nullopt, drop_reason::accept_queue_full};
+    if (!admission_->admit(*this)) return input_result{std::nullopt, drop_reason::accept_queue_full};
+    admission_ = nullptr;  // asked once
     events_.add(event::accept_ready);
   }
   // "SND.WND <- SEG.WND, SND.WL1 <- SEG.SEQ, SND.WL2 <- SEG.ACK".

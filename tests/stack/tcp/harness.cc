@@ -77,6 +77,8 @@ void harness::use(const seq_variant& v) {
 
 void harness::TearDown() {
   for (const seg& s : emitted_) ADD_FAILURE() << "segment emitted but not expected: " << ::testing::PrintToString(s);
+  accept_queue_.clear();
+  children_.clear();
   flows_.clear();
   listener_.reset();
   EXPECT_EQ(connection::live_count(), 0u) << "connections leaked";
@@ -133,7 +135,6 @@ void harness::listen() {
   now = isn_turn_ns + std::uint64_t(std::uint32_t(iss.raw() - f)) * isn_tick_ns;
   const flow_tuple t = tuple_for(0);
   ts_offset = isn_.next(flow_tuple{t.remote_addr, t.local_addr, t.remote_port, t.local_port}, 0).raw();
-  listen_config.connection = config;
   listener_ = std::make_unique<listener>(listen_config, isn_);
 }
 
@@ -152,7 +153,7 @@ void harness::establish_passive() {
   expect({.control = syn, .seq = iss, .ack = rn + 1, .options = {.mss = 1000}});
   send({.seq = rn + 1, .ack = iss + 1});
   ASSERT_EQ(conn().state(), tcp_state::established);
-  ASSERT_EQ(lst().accept(), &conn());
+  ASSERT_EQ(accept(), &conn());
   conn().take_events();
 }
 
@@ -179,10 +180,16 @@ drop_reason harness::send(const seg& s, std::source_location loc) {
     ADD_FAILURE() << "no connection or listener for peer port " << peer;
     return drop_reason::none;
   }
-  listener::input_result r = listener_->input(tuple_for(peer), t, now);
-  if (r.reply) deliver(*r.reply);
-  if (r.created) collect(*(flows_[peer] = std::move(r.created)));
-  return r.drop;
+  // What stack::listen_in does with the verdict.
+  listener::verdict v = listener_->input(tuple_for(peer), t, now);
+  if (v.reply) deliver(*v.reply);
+  if (v.open) {
+    auto& c = flows_[peer] = std::make_unique<connection>(*v.open, config, t, now);
+    c->set_admission(&admission_);
+    children_.insert(c.get());
+    collect(*c);
+  }
+  return v.drop;
 }
 
 void harness::deliver(const tcp_segment& t) {
@@ -295,8 +302,34 @@ connection& harness::conn(std::uint16_t peer) { return *flows_.at(peer ? peer : 
 
 bool harness::has_conn(std::uint16_t peer) const { return flows_.contains(peer ? peer : remote_port); }
 
+// The listener's accept queue as listen_socket keeps it: admitted
+// connections in order, handed out by accept().
+bool harness::child_admission::admit(connection& c) {
+  if (!h.listener_->admit()) return false;
+  h.children_.erase(&c);
+  h.accept_queue_.push_back(&c);
+  return true;
+}
+
+connection* harness::accept() {
+  if (accept_queue_.empty()) return nullptr;
+  connection* c = accept_queue_.front();
+  accept_queue_.pop_front();
+  listener_->accepted();
+  return c;
+}
+
 void harness::reap() {
-  std::erase_if(flows_, [](const auto& f) { return f.second->state() == tcp_state::closed; });
+  std::erase_if(flows_, [&](const auto& f) {
+    connection* c = f.second.get();
+    if (c->state() != tcp_state::closed) return false;
+    if (children_.erase(c) != 0 && listener_) listener_->child_gone(false);
+    if (const auto it = std::ranges::find(accept_queue_, c); it != accept_queue_.end()) {
+      accept_queue_.erase(it);
+      if (listener_) listener_->child_gone(true);
+    }
+    return true;
+  });
 }
 
 std::uint16_t harness::default_window() const {

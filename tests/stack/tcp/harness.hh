@@ -1,7 +1,9 @@
 #pragma once
 // The send/expect harness for TCP state-machine tests (STYLE.md "Tests"):
 // a fixture owning connections (and a listener) at virtual time, like the
-// integration's flow table would.
+// integration's flow table would. The listener is the stack's own
+// (tcp::listener, which stack::listen_in runs); what the stack does with
+// its verdicts, the harness does the same way (send(), accept(), reap()).
 //
 //   send({.control = syn, .seq = rn, .options = {.mss = 1000}});   // input, then output
 //   expect({.control = syn, .seq = iss, .ack = rn + 1, .options = {.mss = 1000}});
@@ -20,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <ostream>
 #include <source_location>
 #include <string>
@@ -134,8 +137,11 @@ class harness : public ::testing::Test {
   connection& conn(std::uint16_t peer = 0);
   bool has_conn(std::uint16_t peer = 0) const;
   listener& lst() { return *listener_; }
-  void destroy_listener() { listener_.reset(); }
-  // Destroys closed connections, as the flow table would.
+  // The oldest connection in the accept queue (as the stack's accept()
+  // takes it), or null.
+  connection* accept();
+  // Destroys closed connections, as the flow table would (a child of the
+  // listener not accepted leaves its queue, as child_settled() does).
   void reap();
   // The ISS a SYN from `peer` arriving now gets from the listener.
   seq32 iss_for(std::uint16_t peer) const { return isn_.next(tuple_for(peer), now); }
@@ -157,8 +163,17 @@ class harness : public ::testing::Test {
   void collect(connection& c);
   void deliver(const tcp_segment& s);
 
+  struct child_admission final : admission {
+    explicit child_admission(harness& owner) : h(owner) {}
+    bool admit(connection& c) override;
+    harness& h;
+  };
+
   isn_generator isn_;
   std::unique_ptr<listener> listener_;
+  child_admission admission_{*this};
+  std::set<connection*> children_;          // made by the listener, not admitted
+  std::deque<connection*> accept_queue_;    // admitted, not accepted
   std::map<std::uint16_t, std::unique_ptr<connection>> flows_;
   std::deque<seg> emitted_;
   std::size_t written_ = 0;

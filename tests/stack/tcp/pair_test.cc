@@ -129,9 +129,9 @@ class wire_pair {
       } else if (b_) {
         reply = b_->input(p.seg, now_).reply;
       } else {
-        listener::input_result r = listener_.input(b_tuple, p.seg, now_);
-        reply = r.reply;
-        b_ = std::move(r.created);
+        listener::verdict v = listener_.input(b_tuple, p.seg, now_);
+        reply = v.reply;
+        if (v.open) b_ = std::make_unique<connection>(*v.open, connection_config{}, p.seg, now_);
       }
       if (reply) transmit(!p.to_b, *reply);
       flush();
