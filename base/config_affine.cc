@@ -135,6 +135,9 @@ table_spec tcp() {
                       "or NewReno (RFC 5681, RFC 6582)."),
           boolean("sack", true,
                   "Offer SACK (RFC 2018) on SYNs and report SACK blocks when the peer offered it too."),
+          enumeration("syn_cookies", {"auto", "always", "never"}, "auto",
+                      "SYN cookies (RFC 4987): answer a SYN with one when the listener's SYN-RECEIVED queue is "
+                      "full (auto), answer every SYN so (always), or drop the SYN when it is full (never)."),
           integer("max_connections", {1, 16'777'216}, 65536,
                   "TCP connections the stack keeps at once, every state counted (TIME-WAIT too); a SYN or "
                   "connect past it is refused and counted. An idle connection costs about 13 KB of memory "

@@ -56,6 +56,8 @@ std::string format_counters(unsigned core, const core_counters& c) {
   for (std::size_t d = 0; d < c.rps_distance.size(); ++d)
     if (const auto n = get(c.rps_distance[d])) out += fmt::format(" rps.to_{}={}", to_string(distance(d)), n);
   if (const auto n = get(c.rps_backlog_packets)) out += fmt::format(" rps.backlog_in={}", n);
+  if (const auto n = get(c.syn_cookies_sent)) out += fmt::format(" tcp.syn_cookies_sent={}", n);
+  if (const auto n = get(c.syn_cookies_accepted)) out += fmt::format(" tcp.syn_cookies_accepted={}", n);
   if (const auto n = get(c.rps_backlog_full)) out += fmt::format(" drop.rps_backlog_full={}", n);
   for (const auto& [name, n] : c.nonzero()) out += fmt::format(" drop.{}={}", name, n);
   return out;
@@ -90,7 +92,7 @@ void append_metrics(std::vector<affine::metric_sample>& out, unsigned port, std:
     return std::span<const std::uint64_t>(v);
   };
   using getter = const std::atomic<std::uint64_t>& (*)(const core_counters&);
-  static constexpr std::array<std::tuple<std::string_view, std::string_view, getter>, 7> plain{{
+  static constexpr std::array<std::tuple<std::string_view, std::string_view, getter>, 9> plain{{
       {"affine_stack_rx_packets_total", "Packets the stack received.", [](const core_counters& c) -> const std::atomic<std::uint64_t>& { return c.rx_packets; }},
       {"affine_stack_tx_packets_total", "Packets the stack sent.", [](const core_counters& c) -> const std::atomic<std::uint64_t>& { return c.tx_packets; }},
       {"affine_stack_tcp_segments_in_total", "TCP segments received.", [](const core_counters& c) -> const std::atomic<std::uint64_t>& { return c.tcp_segments_in; }},
@@ -98,6 +100,8 @@ void append_metrics(std::vector<affine::metric_sample>& out, unsigned port, std:
       {"affine_stack_busy_poll_packets_total", "Packets busy-polling readers received (seed 001).", [](const core_counters& c) -> const std::atomic<std::uint64_t>& { return c.busy_poll_packets; }},
       {"affine_stack_rps_backlog_packets_total", "Packets this core took from its RPS backlog ring.", [](const core_counters& c) -> const std::atomic<std::uint64_t>& { return c.rps_backlog_packets; }},
       {"affine_stack_rps_backlog_full_total", "Packets dropped: the target core's RPS backlog ring was full.", [](const core_counters& c) -> const std::atomic<std::uint64_t>& { return c.rps_backlog_full; }},
+      {"affine_stack_tcp_syn_cookies_sent_total", "SYNs answered with a SYN cookie (RFC 4987).", [](const core_counters& c) -> const std::atomic<std::uint64_t>& { return c.syn_cookies_sent; }},
+      {"affine_stack_tcp_syn_cookies_accepted_total", "Valid SYN cookies returned: connections made from them.", [](const core_counters& c) -> const std::atomic<std::uint64_t>& { return c.syn_cookies_accepted; }},
   }};
   for (const auto& [name, help, get] : plain) emit(out, name, help, port, of(get));
   const auto column = [&](auto array_of, std::size_t k) {

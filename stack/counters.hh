@@ -82,6 +82,9 @@ class core_counters {
   // Traffic.
   std::atomic<std::uint64_t> rx_packets{0}, tx_packets{0}, tcp_segments_in{0}, tcp_segments_out{0};
   std::atomic<std::uint64_t> arp_requests_sent{0}, arp_replies_sent{0}, icmp_echo_replies{0};
+  // SYN cookies (RFC 4987 3.6) answered, and returned valid (the invalid
+  // ones are the drop tcp.syn_cookie_invalid).
+  std::atomic<std::uint64_t> syn_cookies_sent{0}, syn_cookies_accepted{0};
 
  private:
   void bump(std::size_t i) noexcept { v_[i].store(v_[i].load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }

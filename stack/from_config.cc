@@ -11,6 +11,10 @@ std::expected<stack_config, std::string> stack_config_from(const config::table_v
       root.get_string("tcp.congestion") == "newreno" ? tcp::congestion_algorithm::new_reno : tcp::congestion_algorithm::cubic;
   sc.tcp.sack = root.get_bool("tcp.sack");
   sc.max_connections = std::size_t(root.get_int("tcp.max_connections"));
+  const std::string& cookies = root.get_string("tcp.syn_cookies");
+  sc.syn_cookies = cookies == "always"  ? tcp::syn_cookie_mode::always
+                   : cookies == "never" ? tcp::syn_cookie_mode::never
+                                        : tcp::syn_cookie_mode::automatic;
   const std::string& ip = port.get_string("ip");
   if (ip.empty())
     return std::unexpected(port.error("ip", "a dpdk port carries the userspace stack and needs an address, like "

@@ -24,8 +24,11 @@ class listen_socket final : public tcp::admission {
  public:
   // SYN-RECEIVED and the accept queue are both bounded by `backlog`.
   listen_socket(net::endpoint local, unsigned backlog, const net::stream_options& accepted,
-                const tcp::isn_generator& isn)
-      : queue({.syn_backlog = backlog == 0 ? 1u : backlog, .accept_backlog = backlog == 0 ? 1u : backlog}, isn),
+                const tcp::isn_generator& isn, const tcp::syn_cookies* cookies, tcp::syn_cookie_mode mode)
+      : queue({.syn_backlog = backlog == 0 ? 1u : backlog,
+               .accept_backlog = backlog == 0 ? 1u : backlog,
+               .cookies = mode},
+              isn, cookies),
         local_(local),
         accepted_(accepted) {}
   listen_socket(const listen_socket&) = delete;

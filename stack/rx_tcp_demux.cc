@@ -145,16 +145,20 @@ void stack::settle_batch(per_core& pc, std::uint64_t now) {
 // RFC 9293 3.10.7.2: LISTEN, as tcp::listener decides it.
 void stack::listen_in(per_core& pc, listen_socket& l, const flow_tuple& t, const tcp_segment& seg,
                       std::uint64_t now) {
+  const tcp::connection_config cfg = connection_config(l.accepted_options());
   tcp::listener::verdict v;
   {
     std::lock_guard g(l.lock);
     if (l.closed) return;
-    v = l.queue.input(t, seg, now);
+    v = l.queue.input(t, seg, now, cfg);
   }
   if (v.drop != tcp::drop_reason::none) pc.counters.count(v.drop);
+  if (v.cookie_sent) bump(pc.counters.syn_cookies_sent);
   if (v.reply) send_tcp(pc, t, *v.reply, now);
   if (!v.open) return;
-  auto* s = new tcp_socket(*this, pc.index, *v.open, connection_config(l.accepted_options()), seg, now);
+  // A returning SYN cookie: the connection its SYN stands for, whose
+  // SYN-ACK went out already, then the segment that brought the cookie.
+  auto* s = new tcp_socket(*this, pc.index, *v.open, cfg, v.syn ? *v.syn : seg, now);
   l.ref();
   s->parent = &l;
   s->conn.set_admission(&l);
@@ -173,7 +177,14 @@ void stack::listen_in(per_core& pc, listen_socket& l, const flow_tuple& t, const
   home(s);
   s->lock.lock();
   s->in_table = true;
-  const settled what = settle(*s, now);  // the SYN-ACK
+  if (v.syn) {
+    bump(pc.counters.syn_cookies_accepted);
+    s->conn.syn_ack_sent(now);
+    const auto r = s->conn.input(seg, now);
+    if (r.drop != tcp::drop_reason::none) pc.counters.count(r.drop);
+    if (r.reply) send_tcp(pc, t, *r.reply, now);
+  }
+  const settled what = settle(*s, now);  // the SYN-ACK, or what the cookie's ACK asks
   s->lock.unlock();
   finish(*s, what);
   s->unref();  // the table and the timer list hold it now

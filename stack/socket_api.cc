@@ -393,7 +393,8 @@ std::expected<listen_socket*, std::error_code> stack::listen(const net::listen_o
     if (port == 0) return std::unexpected(err(std::errc::address_in_use));
   }
   if (listeners_.bound(port)) return std::unexpected(err(std::errc::address_in_use));
-  auto* l = new listen_socket({{routes_.address()}, port}, opts.backlog, opts.accepted, isn_);
+  auto* l = new listen_socket({{routes_.address()}, port}, opts.backlog, opts.accepted, isn_, &cookies_,
+                              cfg_.syn_cookies);
   listeners_.insert(port, l);  // the table's reference
   l->ref();                          // the caller's
   return l;

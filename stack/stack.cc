@@ -61,6 +61,7 @@ stack::stack(runtime& rt, drivers::port& port, const stack_config& cfg, route_ta
       tx_ip_offload_(port.caps().tx_ipv4_checksum),
       tx_l4_offload_(port.caps().tx_l4_checksum && port.caps().tx_ipv4_checksum),
       isn_(tcp::isn_generator::from_random_device()),
+      cookies_(tcp::syn_cookies::from_random_device()),
       flows_(cfg.max_connections),
       arp_(cfg.arp),
       listeners_(rt.cores()),

@@ -37,6 +37,7 @@
 #include "stack/tcp/config.hh"
 #include "stack/tcp/isn.hh"
 #include "stack/tcp_socket.hh"
+#include "stack/tcp/syn_cookie.hh"
 #include "stack/udp_socket.hh"
 #include "stack/wire/ipv4.hh"
 
@@ -48,6 +49,7 @@ struct stack_config {
   std::optional<std::uint32_t> gateway;
   tcp::connection_config tcp;  // defaults of every connection
   std::size_t max_connections = 65536;
+  tcp::syn_cookie_mode syn_cookies = tcp::syn_cookie_mode::automatic;  // every listener's
   arp_config arp;
   reassembly_config reassembly;
   bool rx_interrupts = true;
@@ -197,6 +199,7 @@ class stack final : public drivers::packet_sink {
   bool tx_ip_offload_ = false;
   bool tx_l4_offload_ = false;
   tcp::isn_generator isn_;
+  tcp::syn_cookies cookies_;
   flow_table flows_;
   spinlock arp_lock_;
   arp_cache arp_;  // under arp_lock_

@@ -110,8 +110,16 @@ class connection {
   connection(const connection&) = delete;
   connection& operator=(const connection&) = delete;
 
+  // RFC 7323 5.4: the timestamp clock ticks every millisecond.
+  static constexpr std::uint64_t ts_tick_ns = 1'000'000;
+
   input_result input(const tcp_segment& seg, std::uint64_t now_ns);
   void output(std::uint64_t now_ns, segment_sink sink);
+  // Passive, made from the SYN a returning SYN cookie stands for
+  // (listener.hh): its SYN-ACK went out when the cookie was made. Takes it
+  // as sent now (SND.NXT = ISS + 1, the retransmission timer armed), sends
+  // nothing; the ACK that brought the cookie comes next.
+  void syn_ack_sent(std::uint64_t now_ns);
   std::uint64_t next_deadline() const;  // no_deadline when no timer runs
   void on_timer(std::uint64_t now_ns);
   event_set take_events();
@@ -215,9 +223,6 @@ class connection {
   };
 
   connection(const open_params& p, const connection_config& cfg, tcp_state initial);
-
-  // RFC 7323 5.4: the timestamp clock ticks every millisecond.
-  static constexpr std::uint64_t ts_tick_ns = 1'000'000;
 
   // connection.cc: state changes.
   void enter_established(std::uint64_t now_ns);

@@ -77,4 +77,8 @@ connection::step_result connection::syn_received_ack(const tcp_segment& seg, std
   return std::nullopt;
 }
 
+void connection::syn_ack_sent(std::uint64_t now_ns) {
+  output(now_ns, [](const tcp_segment&) {});  // what output() would send: the SYN-ACK, into the void
+}
+
 }  // namespace affine::stack::tcp

@@ -57,27 +57,33 @@ std::uint64_t siphash_2_4(const siphash_key& key, std::span<const std::byte> mes
   return s.v0 ^ s.v1 ^ s.v2 ^ s.v3;
 }
 
-isn_generator isn_generator::from_random_device() {
+siphash_key random_siphash_key() {
   std::random_device rd;
   siphash_key key;
   for (std::size_t i = 0; i < key.size(); i += 4) {
     const std::uint32_t r = rd();
     for (std::size_t j = 0; j < 4; ++j) key[i + j] = std::uint8_t(r >> (8 * j));
   }
-  return isn_generator(key);
+  return key;
 }
 
+void put_be(std::span<std::byte> out, std::uint32_t v, std::size_t bytes) {
+  for (std::size_t j = 0; j < bytes; ++j) out[j] = std::byte(v >> (8 * (bytes - 1 - j)));
+}
+
+void put_connection_id(const flow_tuple& t, std::span<std::byte, 12> out) {
+  put_be(out.subspan(0, 4), t.local_addr, 4);
+  put_be(out.subspan(4, 2), t.local_port, 2);
+  put_be(out.subspan(6, 4), t.remote_addr, 4);
+  put_be(out.subspan(10, 2), t.remote_port, 2);
+}
+
+isn_generator isn_generator::from_random_device() { return isn_generator(random_siphash_key()); }
+
 seq32 isn_generator::next(const flow_tuple& t, std::uint64_t now_ns) const {
-  // RFC 6528 3: F hashes the connection-id (local IP, local port, remote IP,
-  // remote port) with the secret key; a fixed byte order keeps it portable.
+  // RFC 6528 3: F hashes the connection-id with the secret key.
   std::array<std::byte, 12> id;
-  const auto put = [&](std::size_t at, std::uint32_t v, std::size_t bytes) {
-    for (std::size_t j = 0; j < bytes; ++j) id[at + j] = std::byte(v >> (8 * (bytes - 1 - j)));
-  };
-  put(0, t.local_addr, 4);
-  put(4, t.local_port, 2);
-  put(6, t.remote_addr, 4);
-  put(10, t.remote_port, 2);
+  put_connection_id(t, id);
   const auto f = std::uint32_t(siphash_2_4(secret_, id));
   // RFC 6528 3: M is a timer that ticks every 4 microseconds (mod 2^32).
   const auto m = std::uint32_t(now_ns / 4'000);

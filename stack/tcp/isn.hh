@@ -18,6 +18,15 @@ using siphash_key = std::array<std::uint8_t, 16>;
 
 // SipHash-2-4 (Aumasson and Bernstein, "SipHash: a fast short-input PRF").
 std::uint64_t siphash_2_4(const siphash_key& key, std::span<const std::byte> message);
+// A key from std::random_device.
+siphash_key random_siphash_key();
+
+// RFC 6528 3's connection-id (local IP, local port, remote IP, remote port)
+// in network byte order, the first 12 bytes of `out`; a fixed order keeps
+// the hashes over it portable.
+void put_connection_id(const flow_tuple& t, std::span<std::byte, 12> out);
+// `bytes` bytes of `v`, big-endian, at `out`.
+void put_be(std::span<std::byte> out, std::uint32_t v, std::size_t bytes);
 
 class isn_generator {
  public:

@@ -28,6 +28,7 @@ std::string_view to_string(drop_reason r) {
     case drop_reason::listen_no_syn: return "listen_no_syn";
     case drop_reason::syn_queue_full: return "syn_queue_full";
     case drop_reason::accept_queue_full: return "accept_queue_full";
+    case drop_reason::syn_cookie_invalid: return "syn_cookie_invalid";
     case drop_reason::unacceptable_ack: return "unacceptable_ack";
     case drop_reason::syn_sent_no_syn: return "syn_sent_no_syn";
     case drop_reason::rst_unacceptable: return "rst_unacceptable";

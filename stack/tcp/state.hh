@@ -35,6 +35,7 @@ enum class drop_reason : std::uint8_t {
   listen_no_syn,           // RFC 9293 3.10.7.2: neither SYN, ACK nor RST
   syn_queue_full,          // listener's bound on SYN-RECEIVED connections
   accept_queue_full,       // listener's backlog: SYN dropped, or final ACK ignored
+  syn_cookie_invalid,      // RFC 4987 3.6: an ACK to a listener whose cookie is forged or stale
   unacceptable_ack,        // RFC 9293 3.10.7.3 / 3.10.7.4: ACK outside SND.UNA..SND.NXT, RST sent
   syn_sent_no_syn,         // RFC 9293 3.10.7.3 fifth: neither SYN nor RST
   rst_unacceptable,        // RFC 9293 3.10.7.3 second / 3.10.7.4 first: RST not acknowledging or out of window

@@ -3,8 +3,9 @@
 // as the peer writing SYNs and ACKs. The rules themselves are tcp::listener's
 // (tests/stack/tcp/listen_test.cc at virtual time); these check that
 // stack::listen_in, child_settled() and close_listener() keep them: the
-// SYN-RECEIVED bound, the final ACK ignored while the accept queue is full,
-// and a closed listener resetting what was never accepted.
+// SYN-RECEIVED bound and the SYN cookies past it, the final ACK ignored
+// while the accept queue is full, and a closed listener resetting what was
+// never accepted.
 
 #include <gtest/gtest.h>
 
@@ -67,12 +68,26 @@ class listen_socket_test : public testing::tcp_peer {
   static constexpr unsigned backlog = 128;
 };
 
-TEST_F(listen_socket_test, SynReceivedStaysAtTheBacklog) {
+// SYN-RECEIVED stays at the backlog; past it a SYN gets a cookie (the
+// default tcp.syn_cookies = "auto"), whose ACK becomes a connection, and a
+// forged one is dropped without an answer.
+TEST_F(listen_socket_test, PastTheBacklogASynGetsACookieThatBecomesAConnection) {
   with_stack([&](stack& st) {
     learn_peer();
     EXPECT_EQ(syns(ports(41000, backlog)).size(), backlog);
-    EXPECT_TRUE(syns({42000}).empty());
-    EXPECT_EQ(st.counters(0).get(tcp::drop_reason::syn_queue_full), 1u);
+    const auto cookie = syns({42000});
+    ASSERT_EQ(cookie.size(), 1u);
+    EXPECT_EQ(st.counters(0).syn_cookies_sent.load(), 1u);
+    EXPECT_EQ(st.counters(0).get(tcp::drop_reason::syn_queue_full), 0u);
+    final_ack(42001, cookie.at(42000));  // another port: the hash does not match
+    EXPECT_TRUE(drain().empty());
+    EXPECT_EQ(st.counters(0).get(tcp::drop_reason::syn_cookie_invalid), 1u);
+    final_ack(42000, cookie.at(42000));
+    (void)drain();
+    EXPECT_EQ(st.counters(0).syn_cookies_accepted.load(), 1u);
+    auto s = listener_->accept(now_ns() + 1'000'000'000);
+    ASSERT_TRUE(s.has_value());
+    EXPECT_EQ(s->remote().port, 42000);
   });
 }
 

@@ -261,13 +261,20 @@ TEST(tcp_config, CongestionAndSackReachTheConnectionDefaults) {
 // tcp.max_connections bounds the flow table (a SYN or connect past it is
 // refused, drop::tcp_connection_limit); 100k idle connections need more
 // than the default.
-TEST(tcp_config, MaxConnectionsBoundsTheStack) {
+TEST(tcp_config, MaxConnectionsAndSynCookiesReachTheStack) {
   auto plain = port_config("");
   ASSERT_TRUE(plain.has_value()) << plain.error();
   EXPECT_EQ(plain->max_connections, 65536u);
   auto many = port_config("", "[tcp]\nmax_connections = 200000\n");
   ASSERT_TRUE(many.has_value()) << many.error();
   EXPECT_EQ(many->max_connections, 200000u);
+  EXPECT_EQ(plain->syn_cookies, tcp::syn_cookie_mode::automatic);
+  auto always = port_config("", "[tcp]\nsyn_cookies = \"always\"\n");
+  ASSERT_TRUE(always.has_value()) << always.error();
+  EXPECT_EQ(always->syn_cookies, tcp::syn_cookie_mode::always);
+  auto never = port_config("", "[tcp]\nsyn_cookies = \"never\"\n");
+  ASSERT_TRUE(never.has_value()) << never.error();
+  EXPECT_EQ(never->syn_cookies, tcp::syn_cookie_mode::never);
   auto none = port_config("", "[tcp]\nmax_connections = 0\n");
   ASSERT_FALSE(none.has_value());
   EXPECT_EQ(none.error(), "affine.toml:2: tcp.max_connections: 0 is out of range (allowed: 1..16777216)");

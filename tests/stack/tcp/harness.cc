@@ -55,7 +55,7 @@ std::string pattern(std::size_t offset, std::size_t len) {
 
 std::string variant_name(const ::testing::TestParamInfo<seq_variant>& info) { return info.param.name; }
 
-harness::harness() : isn_(test_secret) {
+harness::harness() : isn_(test_secret), cookies_(test_secret) {
   use(normal_space);
   config.mss = 1000;
   config.send_buffer = 64000;
@@ -135,7 +135,7 @@ void harness::listen() {
   now = isn_turn_ns + std::uint64_t(std::uint32_t(iss.raw() - f)) * isn_tick_ns;
   const flow_tuple t = tuple_for(0);
   ts_offset = isn_.next(flow_tuple{t.remote_addr, t.local_addr, t.remote_port, t.local_port}, 0).raw();
-  listener_ = std::make_unique<listener>(listen_config, isn_);
+  listener_ = std::make_unique<listener>(listen_config, isn_, &cookies_);
 }
 
 void harness::establish() {
@@ -181,14 +181,19 @@ drop_reason harness::send(const seg& s, std::source_location loc) {
     return drop_reason::none;
   }
   // What stack::listen_in does with the verdict.
-  listener::verdict v = listener_->input(tuple_for(peer), t, now);
+  listener::verdict v = listener_->input(tuple_for(peer), t, now, config);
   if (v.reply) deliver(*v.reply);
-  if (v.open) {
-    auto& c = flows_[peer] = std::make_unique<connection>(*v.open, config, t, now);
-    c->set_admission(&admission_);
-    children_.insert(c.get());
-    collect(*c);
+  if (!v.open) return v.drop;
+  auto& c = flows_[peer] = std::make_unique<connection>(*v.open, config, v.syn ? *v.syn : t, now);
+  c->set_admission(&admission_);
+  children_.insert(c.get());
+  if (v.syn) {  // a returning cookie: its SYN-ACK went out, then the ACK that brought it
+    c->syn_ack_sent(now);
+    connection::input_result r = c->input(t, now);
+    if (r.reply) deliver(*r.reply);
+    v.drop = r.drop;
   }
+  collect(*c);
   return v.drop;
 }
 

@@ -170,6 +170,7 @@ class harness : public ::testing::Test {
   };
 
   isn_generator isn_;
+  syn_cookies cookies_;
   std::unique_ptr<listener> listener_;
   child_admission admission_{*this};
   std::set<connection*> children_;          // made by the listener, not admitted

@@ -65,8 +65,9 @@ TEST_P(Listen, FinWithoutSynIsDropped_RFC9293_3_10_7_2) {
   expect_nothing();
 }
 
-TEST_P(Listen, FullSynQueueDropsTheSyn) {
+TEST_P(Listen, FullSynQueueDropsTheSynWithoutCookies) {
   listen_config.syn_backlog = 2;
+  listen_config.cookies = syn_cookie_mode::never;
   listen();
   syn_from(40001);
   syn_from(40002);
@@ -107,6 +108,7 @@ TEST_P(Listen, SynIsDroppedWhileTheAcceptQueueIsFull) {
 
 TEST_P(Listen, AChildThatDiesInSynReceivedGivesItsPlaceBack) {
   listen_config.syn_backlog = 1;
+  listen_config.cookies = syn_cookie_mode::never;
   listen();
   peer_iss_[40001] = iss_for(40001);
   syn_from(40001);

@@ -129,7 +129,7 @@ class wire_pair {
       } else if (b_) {
         reply = b_->input(p.seg, now_).reply;
       } else {
-        listener::verdict v = listener_.input(b_tuple, p.seg, now_);
+        listener::verdict v = listener_.input(b_tuple, p.seg, now_, connection_config{});
         reply = v.reply;
         if (v.open) b_ = std::make_unique<connection>(*v.open, connection_config{}, p.seg, now_);
       }
