@@ -138,6 +138,10 @@ table_spec tcp() {
           enumeration("syn_cookies", {"auto", "always", "never"}, "auto",
                       "SYN cookies (RFC 4987): answer a SYN with one when the listener's SYN-RECEIVED queue is "
                       "full (auto), answer every SYN so (always), or drop the SYN when it is full (never)."),
+          integer("challenge_acks_per_s", {0, 1'000'000}, 1000,
+                  "Challenge ACKs (RFC 5961) a second over all connections, beside each connection's own 10 in "
+                  "5 s; each second's budget is drawn between half and one and a half times this, so that no "
+                  "shared count tells one connection what another drew (CVE-2016-5696). 0 = no such bound."),
           integer("max_connections", {1, 16'777'216}, 65536,
                   "TCP connections the stack keeps at once, every state counted (TIME-WAIT too); a SYN or "
                   "connect past it is refused and counted. An idle connection costs about 13 KB of memory "

@@ -3,6 +3,7 @@
 #include <rte_mbuf.h>
 
 #include <algorithm>
+#include <random>
 
 #include <fmt/format.h>
 
@@ -62,6 +63,7 @@ stack::stack(runtime& rt, drivers::port& port, const stack_config& cfg, route_ta
       tx_l4_offload_(port.caps().tx_l4_checksum && port.caps().tx_ipv4_checksum),
       isn_(tcp::isn_generator::from_random_device()),
       cookies_(tcp::syn_cookies::from_random_device()),
+      challenge_budget_(cfg.challenge_acks_per_s, std::random_device{}()),
       flows_(cfg.max_connections),
       arp_(cfg.arp),
       listeners_(rt.cores()),
@@ -116,6 +118,7 @@ stack::per_core& stack::here() { return *cores_[detail::here::core()]; }
 tcp::connection_config stack::connection_config(const net::stream_options& opts) const {
   tcp::connection_config c = cfg_.tcp;
   c.mss = std::uint16_t(port_.caps().mtu - 40);
+  c.global_challenge_budget = &challenge_budget_;
   c.no_delay = opts.no_delay;
   c.keepalive.enabled = opts.keepalive;
   switch (opts.congestion) {

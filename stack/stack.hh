@@ -37,6 +37,7 @@
 #include "stack/tcp/config.hh"
 #include "stack/tcp/isn.hh"
 #include "stack/tcp_socket.hh"
+#include "stack/tcp/challenge_budget.hh"
 #include "stack/tcp/syn_cookie.hh"
 #include "stack/udp_socket.hh"
 #include "stack/wire/ipv4.hh"
@@ -50,6 +51,7 @@ struct stack_config {
   tcp::connection_config tcp;  // defaults of every connection
   std::size_t max_connections = 65536;
   tcp::syn_cookie_mode syn_cookies = tcp::syn_cookie_mode::automatic;  // every listener's
+  std::uint32_t challenge_acks_per_s = 1000;  // RFC 5961 7 over all connections; 0: no such bound
   arp_config arp;
   reassembly_config reassembly;
   bool rx_interrupts = true;
@@ -200,6 +202,7 @@ class stack final : public drivers::packet_sink {
   bool tx_l4_offload_ = false;
   tcp::isn_generator isn_;
   tcp::syn_cookies cookies_;
+  mutable tcp::challenge_budget challenge_budget_;  // every connection's (connection_config())
   flow_table flows_;
   spinlock arp_lock_;
   arp_cache arp_;  // under arp_lock_

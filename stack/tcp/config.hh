@@ -55,6 +55,9 @@ struct connection_config {
   // per connection (the RFC's example: 10 in 5 s).
   unsigned challenge_ack_limit = 10;
   std::uint64_t challenge_ack_window_ns = 5'000'000'000;
+  // And the stack's budget over all connections (challenge_budget.hh);
+  // null: none. It outlives the connection.
+  class challenge_budget* global_challenge_budget = nullptr;
   // Disjoint out-of-order ranges kept past RCV.NXT (DESIGN.md 4: every
   // resource has a bound; the bytes are bounded by the receive buffer).
   std::size_t max_ooo_ranges = 32;

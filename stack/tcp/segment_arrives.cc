@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "stack/tcp/challenge_budget.hh"
 #include "stack/tcp/connection.hh"
 #include "stack/tcp/reset.hh"
 
@@ -166,9 +167,10 @@ connection::step_result connection::check_syn(const incoming& in, std::uint64_t 
 
 // RFC 5961 7: "an ACK throttling mechanism": at most challenge_ack_limit
 // per challenge_ack_window_ns on this connection; past it the segment is
-// still dropped, the ACK not sent (counted). Per connection, so no shared
-// counter tells an off-path attacker what another connection drew (the
-// CVE-2016-5696 side channel came from one global limit).
+// still dropped, the ACK not sent (counted). Per connection first, so no
+// shared counter tells an off-path attacker what another connection drew
+// (the CVE-2016-5696 side channel came from one global limit); then the
+// stack's budget, whose size is drawn anew each second.
 std::optional<tcp_segment> connection::challenge_ack(std::uint64_t now_ns) {
   if (now_ns - challenge_window_start_ns_ >= cfg_.challenge_ack_window_ns) {
     challenge_window_start_ns_ = now_ns;
@@ -179,6 +181,11 @@ std::optional<tcp_segment> connection::challenge_ack(std::uint64_t now_ns) {
     return std::nullopt;
   }
   ++challenge_acks_in_window_;
+  // Then the stack's randomized budget (challenge_budget.hh).
+  if (cfg_.global_challenge_budget != nullptr && !cfg_.global_challenge_budget->take(now_ns)) {
+    ++stats_.challenge_acks_limited;
+    return std::nullopt;
+  }
   ++stats_.challenge_acks;
   return ack_segment(now_ns);  // <SEQ=SND.NXT><ACK=RCV.NXT><CTL=ACK>, SND.MAX: see ack_segment()
 }

@@ -1,6 +1,7 @@
 // ESTABLISHED (RFC 9293 3.10.7.4): data both ways, the acceptability test,
 // RST and SYN in a synchronized state, the start of a close.
 
+#include "stack/tcp/challenge_budget.hh"
 #include "tests/stack/tcp/harness.hh"
 
 namespace affine::stack::tcp::testing {
@@ -133,6 +134,34 @@ TEST_P(Established, ChallengeAcksAreThrottledPerConnection_RFC5961_7) {
   expect({.seq = iss + 1, .ack = rn + 1});
   EXPECT_EQ(conn().state(), tcp_state::established);
 }
+
+// The stack's budget over all connections comes after the connection's own
+// limit: with that limit out of the way, a budget of about 4 a second (2
+// to 6, drawn each second) bounds what this connection gets.
+class ChallengeBudget : public tcp_test {
+ protected:
+  challenge_budget budget{4, 7};
+  void SetUp() override {
+    config.challenge_ack_limit = 1000;
+    config.global_challenge_budget = &budget;
+    establish();
+  }
+};
+
+TEST_P(ChallengeBudget, ChallengeAcksAreAlsoBoundByTheStacksBudget_RFC5961_7) {
+  advance(1000 - now / ms % 1000);  // the start of a second
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(send({.control = rst, .seq = rn + 100 + i}), drop_reason::rst_challenged);
+  const std::size_t sent = take_emitted().size();
+  EXPECT_GE(sent, 2u);
+  EXPECT_LE(sent, 6u);
+  EXPECT_EQ(conn().stats().challenge_acks_limited, 20 - sent);
+  EXPECT_EQ(budget.denied(), 20 - sent);
+  advance(1000);  // the next second: a budget of its own
+  EXPECT_EQ(send({.control = syn, .seq = rn + 10}), drop_reason::syn_challenged);
+  expect({.seq = iss + 1, .ack = rn + 1});
+}
+
+TCP_IN_BOTH_SEQUENCE_SPACES(ChallengeBudget);
 
 TEST_P(Established, AnAckOlderThanSndUnaLessMaxSndWndIsDroppedWithAnAck_RFC5961_5_2) {
   EXPECT_EQ(send({.seq = rn + 1, .ack = iss + 1 - 65536, .payload = "x"}), drop_reason::ack_too_old);
