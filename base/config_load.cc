@@ -106,7 +106,9 @@ std::expected<settings, std::string> load_string(const schema& s, std::string_vi
   try {
     doc = toml::parse(toml_text, std::string_view(*source));
   } catch (const toml::parse_error& e) {
-    return std::unexpected(fmt::format("{}:{}: syntax error: {}", *source, e.source().begin.line, e.description()));
+    // toml++ quotes what it saw as it is in some messages ("saw 'f\n'").
+    return std::unexpected(
+        fmt::format("{}:{}: syntax error: {}", *source, e.source().begin.line, detail::one_line(e.description())));
   }
   loader l(s.root(), source);
   node root = detail::make_node(s.root(), "", l.at(0));

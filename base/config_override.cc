@@ -18,6 +18,43 @@ struct path_step {
   std::optional<std::size_t> index;  // port[0]
 };
 
+// UTF-8 (RFC 3629 3: no overlong forms, no surrogates, nothing past
+// U+10FFFF), as TOML requires of a file: a value a file cannot hold would
+// not print (print_config) to a file that loads.
+bool is_utf8(std::string_view s) {
+  constexpr std::uint32_t least[] = {0, 0x80, 0x800, 0x10000};  // by continuation bytes
+  for (std::size_t i = 0; i < s.size();) {
+    const auto lead = static_cast<unsigned char>(s[i]);
+    std::size_t more = 0;
+    std::uint32_t cp = 0;
+    if (lead < 0x80) {
+      ++i;
+      continue;
+    }
+    if ((lead & 0xe0) == 0xc0) {
+      more = 1;
+      cp = lead & 0x1f;
+    } else if ((lead & 0xf0) == 0xe0) {
+      more = 2;
+      cp = lead & 0x0f;
+    } else if ((lead & 0xf8) == 0xf0) {
+      more = 3;
+      cp = lead & 0x07;
+    } else {
+      return false;
+    }
+    if (s.size() - i <= more) return false;
+    for (std::size_t k = 1; k <= more; ++k) {
+      const auto c = static_cast<unsigned char>(s[i + k]);
+      if ((c & 0xc0) != 0x80) return false;
+      cp = cp << 6 | (c & 0x3f);
+    }
+    if (cp < least[more] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return false;
+    i += more + 1;
+  }
+  return true;
+}
+
 // "port[0].rxq[1].rps" -> {port,0} {rxq,1} {rps}; nullopt if malformed.
 std::optional<std::vector<path_step>> parse_path(std::string_view path) {
   std::vector<path_step> steps;
@@ -65,6 +102,7 @@ class override_one {
 
   std::optional<std::string> apply(node& root) {
     const std::string_view assignment = assignment_;
+    if (!is_utf8(assignment)) return fmt::format("{}: not UTF-8, which a TOML file must be", at_.text());
     const std::size_t eq = assignment.find('=');
     if (eq == std::string_view::npos) return fmt::format("{}: expected PATH=VALUE, like sched.steal=false", at_.text());
     const std::string_view path = assignment.substr(0, eq);
@@ -72,7 +110,7 @@ class override_one {
     const auto steps = parse_path(path);
     if (!steps) {
       return fmt::format("{}: \"{}\" is not a key path (allowed: like sched.steal or port[0].queues)", at_.text(),
-                         path);
+                         detail::one_line(path));
     }
 
     node* n = &root;

@@ -13,8 +13,10 @@ std::string origin::text() const {
   switch (from) {
     case kind::default_value: return "(default)";
     // Line 0: the file as a whole, for a key it should have had.
-    case kind::file: return line == 0 ? *source : fmt::format("{}:{}", *source, line);
-    case kind::command_line: return *source;
+    // one_line: an assignment may hold a newline (--set 'port[0].pci=a<LF>b'),
+    // and this text ends a line of print_config too.
+    case kind::file: return line == 0 ? one_line(*source) : fmt::format("{}:{}", one_line(*source), line);
+    case kind::command_line: return one_line(*source);
   }
   return {};
 }
@@ -45,8 +47,11 @@ std::string table_header(const table_spec& t, std::string_view dotted) {
 }
 
 std::string located(const origin& at, std::string_view key, std::string_view what) {
-  if (at.from == origin::kind::command_line && at.subject == key) return fmt::format("{}: {}", at.text(), what);
-  return fmt::format("{}: {}: {}", at.text(), key, what);
+  // A quoted TOML key may hold any character ("x\ny" = 1).
+  if (at.from == origin::kind::command_line && at.subject == key) {
+    return fmt::format("{}: {}", at.text(), one_line(what));
+  }
+  return fmt::format("{}: {}: {}", at.text(), one_line(key), one_line(what));
 }
 
 std::optional<located_error> first_missing_required(const node& n) {

@@ -48,6 +48,9 @@ std::string table_header(const table_spec& t, std::string_view dotted);
 
 // The one-line error: "WHERE: KEY: WHAT", without KEY when an override names it.
 std::string located(const origin& at, std::string_view key, std::string_view what);
+// `text` with its control characters escaped as TOML escapes them ("\n"),
+// so that a message quoting what a file holds stays one line.
+std::string one_line(std::string_view text);
 
 // A name TOML takes without quotes: letters, digits, '_' and '-'. Schema
 // names must be bare, so every path can be written without quoting.

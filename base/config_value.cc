@@ -44,23 +44,32 @@ bool is_core_list(std::string_view text) {
   return true;
 }
 
+// TOML's escape for a control character (a newline as backslash n, the rest
+// as backslash u and four hex digits); false, and nothing appended, for any
+// other character.
+bool append_control_escape(std::string& out, char c) {
+  switch (c) {
+    case '\b': out += "\\b"; return true;
+    case '\t': out += "\\t"; return true;
+    case '\n': out += "\\n"; return true;
+    case '\f': out += "\\f"; return true;
+    case '\r': out += "\\r"; return true;
+    default:
+      if (static_cast<unsigned char>(c) >= 0x20 && c != 0x7f) return false;
+      out += fmt::format("\\u{:04X}", static_cast<unsigned>(c));
+      return true;
+  }
+}
+
 void append_toml_string(std::string& out, std::string_view s) {
   out += '"';
   for (const char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\t': out += "\\t"; break;
-      case '\n': out += "\\n"; break;
-      case '\f': out += "\\f"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-          out += fmt::format("\\u{:04X}", static_cast<unsigned>(c));
-        } else {
-          out += c;
-        }
+    if (c == '"') {
+      out += "\\\"";
+    } else if (c == '\\') {
+      out += "\\\\";
+    } else if (!append_control_escape(out, c)) {
+      out += c;
     }
   }
   out += '"';
@@ -83,6 +92,13 @@ std::string out_of_range(std::int64_t n, const key_spec& k) {
 }
 
 }  // namespace
+
+std::string one_line(std::string_view text) {
+  std::string out;
+  for (const char c : text)
+    if (!append_control_escape(out, c)) out += c;
+  return out;
+}
 
 std::string allowed_text(const key_spec& k) {
   switch (k.type) {

@@ -280,6 +280,18 @@ TEST(config_load, malformed_toml_is_a_syntax_error_with_its_line) {
       "affine.toml:3: syntax error: Error while parsing key-value pair: cannot redefine existing boolean 'steal'");
 }
 
+// Found by tests/fuzz/config_load.cc: toml++ quotes what it saw as it is in
+// some messages, here the newline after "f", and a quoted key may hold any
+// character; either made the error two lines.
+TEST(config_load, errors_stay_one_line_where_the_file_holds_control_characters) {
+  EXPECT_EQ(load_error("[reactor]\ncores =f\n"),
+            "affine.toml:2: syntax error: Error while parsing boolean: expected 'false', saw 'f\\n'");
+  EXPECT_EQ(load_error("[reactor]\ncores =t\r\n"),
+            "affine.toml:2: syntax error: Error while parsing boolean: expected 'true', saw 't\\r'");
+  EXPECT_EQ(load_error("[sched]\n\"wake\\naffine\" = 1\n"),
+            "affine.toml:2: sched.wake\\naffine: unknown key (did you mean \"sched.wake_affine\"?)");
+}
+
 TEST(config_load, required_key_missing_names_the_table_header_line) {
   EXPECT_EQ(load_error("[[port]]\nqueues = 2\n\n[[port.rxq]]\nqueue = 0\n\n[[port.rxq]]\nrps = \"idle\"\n"),
             "affine.toml:7: port[0].rxq[1].queue: required key is missing");

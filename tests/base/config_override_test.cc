@@ -109,6 +109,34 @@ TEST(config_set, malformed_paths_and_assignments_are_errors) {
   EXPECT_EQ(set_error({"sched.steal[0]=true"}), "--set sched.steal[0]=true: sched.steal: a key takes no index");
 }
 
+// Found by tests/fuzz/config_load.cc: an assignment is quoted in errors and
+// in print_config's comments, each of which is one line.
+TEST(config_set, assignment_with_a_newline_stays_on_one_line) {
+  EXPECT_EQ(set_error({"sched.wa\nke=1"}),
+            "--set sched.wa\\nke=1: \"sched.wa\\nke\" is not a key path (allowed: like sched.steal or "
+            "port[0].queues)");
+  const settings s = with_sets(load("").value(), {"port[0].driver=uring", "port[0].pci=a\nb"});
+  const auto printed = load(print_config(s));
+  ASSERT_TRUE(printed) << printed.error();
+  EXPECT_EQ(printed->tables("port").at(0).get_string("pci"), "a\nb");
+}
+
+// Found by tests/fuzz/config_load.cc: a bare string is taken as it is, and
+// one that is not UTF-8 printed to a file that did not load.
+TEST(config_set, assignment_that_is_not_utf8_is_an_error) {
+  const std::string not_utf8 = ": not UTF-8, which a TOML file must be";
+  EXPECT_EQ(set_error({"port[0].pci=a\xe5" "b"}), "--set port[0].pci=a\xe5" "b" + not_utf8);
+  EXPECT_EQ(set_error({"port[0].pci=\xc0\xaf"}), "--set port[0].pci=\xc0\xaf" + not_utf8) << "an overlong '/'";
+  EXPECT_EQ(set_error({"port[0].pci=\xed\xa0\x80"}), "--set port[0].pci=\xed\xa0\x80" + not_utf8) << "a surrogate";
+  EXPECT_EQ(set_error({"port[0].pci=\xf4\x90\x80\x80"}), "--set port[0].pci=\xf4\x90\x80\x80" + not_utf8)
+      << "past U+10FFFF";
+  const std::string text = "\u00e9\u20ac\U0001F600";  // two, three and four bytes
+  const settings s = with_sets(load("").value(), {"port[0].driver=uring", "port[0].pci=" + text});
+  const auto printed = load(print_config(s));
+  ASSERT_TRUE(printed) << printed.error();
+  EXPECT_EQ(printed->tables("port").at(0).get_string("pci"), text);
+}
+
 TEST(config_set, index_beyond_the_end_is_an_error) {
   EXPECT_EQ(set_error({"port[1].queues=2"}),
             "--set port[1].queues=2: port[1]: no such table (there are 0; port[0] adds one)");
