@@ -17,7 +17,7 @@ std::string_view to_string(layer l) {
 std::string_view to_string(drop d) {
   static constexpr std::array<std::string_view, drop_count> names{
       "not_our_mac",   "unknown_ethertype", "arp_not_for_us", "not_our_address",
-      "fragment",      "unknown_protocol",  "icmp_ignored",   "udp_no_socket",   "udp_queue_full",
+      "fragment",      "unknown_protocol",  "icmp_ignored",   "icmp_out_of_window", "udp_no_socket",   "udp_queue_full",
       "tcp_no_socket", "tcp_connection_limit", "no_mbuf",     "arp_queue_full",
       "arp_unresolved", "no_route",         "tx_too_big"};
   return names[std::size_t(d)];
@@ -58,6 +58,7 @@ std::string format_counters(unsigned core, const core_counters& c) {
   if (const auto n = get(c.rps_backlog_packets)) out += fmt::format(" rps.backlog_in={}", n);
   if (const auto n = get(c.syn_cookies_sent)) out += fmt::format(" tcp.syn_cookies_sent={}", n);
   if (const auto n = get(c.syn_cookies_accepted)) out += fmt::format(" tcp.syn_cookies_accepted={}", n);
+  if (const auto n = get(c.icmp_errors_taken)) out += fmt::format(" icmp.errors_taken={}", n);
   if (const auto n = get(c.rps_backlog_full)) out += fmt::format(" drop.rps_backlog_full={}", n);
   for (const auto& [name, n] : c.nonzero()) out += fmt::format(" drop.{}={}", name, n);
   return out;

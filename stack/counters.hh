@@ -34,7 +34,8 @@ enum class drop : std::uint8_t {
   not_our_address,    // IPv4 destination is neither ours nor a broadcast
   fragment,           // a fragment the reassembler refused (its counters say why)
   unknown_protocol,   // IPv4 protocol we do not carry (answered: protocol unreachable)
-  icmp_ignored,       // an ICMP type this host does not act on
+  icmp_ignored,       // an ICMP type this host does not act on, or an error quoting no connection of ours
+  icmp_out_of_window, // an ICMP error whose quoted TCP sequence number is not in flight (RFC 5927 4.1)
   udp_no_socket,      // answered with port unreachable
   udp_queue_full,     // the socket's bounded receive queue was full
   tcp_no_socket,      // answered with RST (RFC 9293 3.10.7.1)
@@ -85,6 +86,8 @@ class core_counters {
   // SYN cookies (RFC 4987 3.6) answered, and returned valid (the invalid
   // ones are the drop tcp.syn_cookie_invalid).
   std::atomic<std::uint64_t> syn_cookies_sent{0}, syn_cookies_accepted{0};
+  // ICMP errors a connection acted on (rx_icmp.cc).
+  std::atomic<std::uint64_t> icmp_errors_taken{0};
 
  private:
   void bump(std::size_t i) noexcept { v_[i].store(v_[i].load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }

@@ -150,7 +150,8 @@ void stack::transport_in(per_core& pc, const ipv4_header& ip, std::span<const st
 }
 
 // RFC 792 / RFC 1122 3.2.2.6: echo requests are answered with the same id,
-// sequence and data; fragmentation-needed feeds path MTU discovery (RFC 1191).
+// sequence and data; destination unreachable goes to the connection its
+// quote names (rx_icmp.cc), fragmentation-needed to path MTU discovery.
 void stack::icmp_in(per_core& pc, const ipv4_header& ip, std::span<const std::byte> bytes, std::uint64_t now) {
   auto v = icmp_view::parse(bytes);
   if (!v) {
@@ -168,6 +169,8 @@ void stack::icmp_in(per_core& pc, const ipv4_header& ip, std::span<const std::by
               now);
     return;
   }
+  if (v->type() == icmp_type::dest_unreachable && ip.dst == routes_.address())
+    if (const auto q = v->quote(); q && icmp_error_in(pc, *v, *q, now)) return;
   pc.counters.count(drop::icmp_ignored);
 }
 

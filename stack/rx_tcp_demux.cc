@@ -159,6 +159,7 @@ void stack::listen_in(per_core& pc, listen_socket& l, const flow_tuple& t, const
   // A returning SYN cookie: the connection its SYN stands for, whose
   // SYN-ACK went out already, then the segment that brought the cookie.
   auto* s = new tcp_socket(*this, pc.index, *v.open, cfg, v.syn ? *v.syn : seg, now);
+  apply_path_mtu(s->conn, t.remote_addr, now);
   l.ref();
   s->parent = &l;
   s->conn.set_admission(&l);

@@ -343,11 +343,14 @@ class stack_backend final : public net::detail::backend {
                                                  : sock->writers.wait(sock->lock, deadline);
       if (w != wait_result::notified) {
         sock->lock.lock();
+        // A deadline that passes after an ICMP soft error (host
+        // unreachable, say) reports that error (RFC 1122 4.2.3.9).
+        const std::error_code soft = sock->conn.soft_error();
         sock->conn.abort();
         const auto what = st_.settle(*sock, now_ns());
         sock->lock.unlock();
         st_.finish(*sock, what);
-        return std::unexpected(error_of(w));
+        return std::unexpected(w == wait_result::timed_out && soft ? soft : error_of(w));
       }
       sock->lock.lock();
     }
@@ -442,6 +445,7 @@ std::expected<socket_ref, std::error_code> stack::connect(net::endpoint to, cons
   const flow_tuple t{routes_.address(), to.addr.value, *port, to.port};
   const tcp::open_params p{.tuple = t, .iss = isn_.next(t, now), .ts_offset = std::uint32_t(isn_.next(t, 0).raw())};
   socket_ref s(new tcp_socket(*this, core, p, connection_config(opts), now));
+  apply_path_mtu(s->conn, to.addr.value, now);
   if (!flows_.insert(t, s.get())) return std::unexpected(err(std::errc::too_many_files_open));
   home(s.get());
   s->lock.lock();

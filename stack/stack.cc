@@ -66,6 +66,7 @@ stack::stack(runtime& rt, drivers::port& port, const stack_config& cfg, route_ta
       challenge_budget_(cfg.challenge_acks_per_s, std::random_device{}()),
       flows_(cfg.max_connections),
       arp_(cfg.arp),
+      pmtu_(path_mtu_config{.interface_mtu = port.caps().mtu}),
       listeners_(rt.cores()),
       next_port_(49152 + std::uint32_t(now_ns() % 16384)) {}
 

@@ -32,6 +32,7 @@
 #include "stack/ip/arp_cache.hh"
 #include "stack/ip/reassembly.hh"
 #include "stack/ip/route.hh"
+#include "stack/wire/icmp.hh"
 #include "stack/listen_socket.hh"
 #include "stack/rss_ports.hh"
 #include "stack/tcp/config.hh"
@@ -149,6 +150,11 @@ class stack final : public drivers::packet_sink {
   void transport_in(per_core& pc, const ipv4_header& ip, std::span<const std::byte> payload, bool l4_checked,
                     std::uint64_t now);
   void icmp_in(per_core& pc, const ipv4_header& ip, std::span<const std::byte> bytes, std::uint64_t now);
+  // A destination unreachable whose quote is ours (rx_icmp.cc): true when
+  // it named a live connection and a sequence number in flight.
+  bool icmp_error_in(per_core& pc, const icmp_view& v, const ipv4_quote& q, std::uint64_t now);
+  // A new connection to `dst` keeps within the path MTU known for it.
+  void apply_path_mtu(tcp::connection& c, std::uint32_t dst, std::uint64_t now);
   void udp_in(per_core& pc, const ipv4_header& ip, std::span<const std::byte> bytes, bool l4_checked,
               std::uint64_t now);
 
@@ -206,6 +212,8 @@ class stack final : public drivers::packet_sink {
   flow_table flows_;
   spinlock arp_lock_;
   arp_cache arp_;  // under arp_lock_
+  spinlock pmtu_lock_;
+  path_mtu_cache pmtu_;  // under pmtu_lock_: RFC 1191 estimates per destination
   spinlock listeners_lock_;             // serializes listen() and close_listener()
   port_table<listen_socket> listeners_;  // RX lookups take no lock; a reference each
   spinlock udp_lock_;

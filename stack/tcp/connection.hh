@@ -57,8 +57,6 @@ class admission {
  protected:
   ~admission() = default;
 };
-class connection_list;
-
 inline constexpr std::uint64_t no_deadline = UINT64_MAX;
 
 // Who the connection is and where its sequence spaces start.
@@ -66,6 +64,16 @@ struct open_params {
   flow_tuple tuple;
   seq32 iss;                    // RFC 6528, from isn_generator
   std::uint32_t ts_offset = 0;  // RFC 7323 5.4: a per-connection offset for TSval
+};
+
+// The ICMP errors a connection acts on (RFC 1122 4.2.3.9, RFC 5927),
+// named by their cause.
+enum class icmp_error : std::uint8_t {
+  fragmentation_needed,  // RFC 1191: the path's MTU is smaller
+  port_unreachable,      // hard: ends a connection attempt (ECONNREFUSED)
+  protocol_unreachable,  // hard, likewise
+  host_unreachable,      // soft: remembered, the error of a connect that times out (EHOSTUNREACH)
+  net_unreachable,       // soft, likewise (ENETUNREACH)
 };
 
 struct connection_stats {
@@ -79,6 +87,9 @@ struct connection_stats {
   std::uint64_t ooo_ranges_full = 0;          // out-of-order data not kept: assembler bound hit
   std::uint64_t challenge_acks = 0;           // RFC 5961 3.2, 4.2, 5.2
   std::uint64_t challenge_acks_limited = 0;   // RFC 5961 7: owed but not sent (throttled)
+  std::uint64_t icmp_errors = 0;              // ICMP errors acted on (on_icmp)
+  std::uint64_t icmp_out_of_window = 0;       // ICMP errors ignored: quoted sequence not in flight
+  std::uint64_t path_mtu_reductions = 0;      // RFC 1191: segments made smaller
   std::uint64_t sack_recoveries = 0;          // RFC 6675 loss recovery episodes
   std::uint64_t lost_retransmits = 0;         // a retransmission found lost by RACK, and sent again
   std::uint64_t rack_marked_lost = 0;         // RFC 8985 6.2: segments RACK marked lost
@@ -144,6 +155,20 @@ class connection {
   void shutdown_write();               // FIN after the queued data (RFC 9293 3.10.4)
   void close(std::uint64_t now_ns);    // shutdown_write(), and the application reads no more
   void abort();                        // RFC 9293 3.10.5: RST, CLOSED
+
+  // An ICMP error whose quote names this connection (the caller checked
+  // the addresses and ports), with the quoted SEG.SEQ and, for
+  // fragmentation_needed, the path MTU now to use. Acts only when the
+  // quoted sequence number is in flight, SND.UNA =< SEG.SEQ < SND.NXT
+  // (RFC 5927 4.1: a blind attacker must guess it); returns whether it did.
+  bool on_icmp(icmp_error e, seq32 quoted_seq, std::uint32_t path_mtu, std::uint64_t now_ns);
+  // Whether an ICMP error quoting `seq` would be acted on.
+  bool in_flight(seq32 seq) const;
+  // The path MTU known before the handshake settles the MSS (a cached
+  // estimate for the destination, RFC 1191): segments stay within it.
+  void set_path_mtu(std::uint32_t mtu);
+  // The last soft error an ICMP message reported (RFC 1122 4.2.3.9), or none.
+  std::error_code soft_error() const { return soft_error_; }
 
   tcp_state state() const { return state_; }
   std::error_code error() const { return error_; }
@@ -438,6 +463,8 @@ class connection {
 
   timers timers_;
   std::error_code error_;
+  std::error_code soft_error_;
+  std::uint32_t path_mss_ = UINT32_MAX;  // RFC 1191: what the path MTU leaves for a segment (icmp.cc)
   event_set events_;
   bool user_closed_ = false;  // close(): the application reads no more
   bool rst_pending_ = false;  // abort(): RST on the next output

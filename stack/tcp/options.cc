@@ -61,7 +61,8 @@ void connection::negotiate(const tcp_segment& syn, std::uint64_t now_ns) {
   // RFC 9293 3.7.1 / RFC 6691: Eff.snd.MSS = min(SendMSS, our MSS) less the
   // TCP options every segment carries.
   const std::uint32_t peer = std::max<std::uint32_t>(syn.options.mss.value_or(default_mss), min_mss);
-  eff_mss_ = std::min<std::uint32_t>(peer, cfg_.mss) - (ts_ok_ ? ts_option_bytes : 0);
+  // RFC 1191: and within the path MTU, where one is known (icmp.cc).
+  eff_mss_ = std::min<std::uint32_t>({peer, cfg_.mss, path_mss_}) - (ts_ok_ ? ts_option_bytes : 0);
 }
 
 std::uint32_t connection::ts_clock(std::uint64_t now_ns) const {

@@ -61,9 +61,13 @@ void connection::on_retransmit_timeout(std::uint64_t now_ns) {
                                                              : cfg_.max_retransmissions;
   if (retransmissions_ >= limit) {
     // RFC 1122 4.2.3.5: R2 reached, give up. A passive handshake that never
-    // completed ends quietly: no application knows of it.
+    // completed ends quietly: no application knows of it. The error is
+    // the last soft one an ICMP message gave (RFC 1122 4.2.3.9: host
+    // unreachable, say), else ETIMEDOUT, as Linux reports it.
     const bool quiet = passive_ && state_ == tcp_state::syn_received;
-    enter_closed(quiet ? std::error_code{} : std::make_error_code(std::errc::timed_out));
+    enter_closed(quiet         ? std::error_code{}
+                 : soft_error_ ? soft_error_
+                               : std::make_error_code(std::errc::timed_out));
     return;
   }
   ++retransmissions_;

@@ -1,0 +1,107 @@
+// ICMP errors on the wire (issue 20 item 3): a stack on the in-process
+// wire with a connection from the test's peer; "fragmentation needed"
+// quoting a segment the stack sent makes it send what is in flight again
+// in smaller segments at once; one quoting a sequence number not in
+// flight, or a connection the stack does not have, changes nothing and is
+// counted.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "affine/net.hh"
+#include "stack/stack.hh"
+#include "stack/wire/endian.hh"
+#include "stack/wire/icmp.hh"
+#include "stack/wire/tcp.hh"
+#include "tests/stack/tcp_peer.hh"
+
+namespace affine::stack {
+namespace {
+
+using testing::frame, testing::tcp_frame, testing::tcp_of, testing::ipv4_frame;
+
+class icmp_error : public testing::tcp_peer {
+ protected:
+  icmp_error() : tcp_peer("icmp_error_") {}
+
+  // Destination unreachable with `code` quoting `f`'s IPv4 header and the
+  // first 8 bytes after it, its TCP sequence number replaced by `seq` if given.
+  static frame unreachable(std::uint8_t code, const frame& f, std::uint16_t mtu, std::optional<std::uint32_t> seq = {}) {
+    std::vector<std::byte> quote(f.begin() + 14, f.begin() + 14 + 20 + 8);
+    if (seq) store_be32(quote.data() + 20 + 4, *seq);
+    std::vector<std::byte> icmp(icmp_view::header_length + quote.size());
+    const icmp_message m{.type = icmp_type::dest_unreachable, .code = code, .next_hop_mtu = mtu, .data = quote};
+    EXPECT_TRUE(emit_icmp(m, icmp).has_value());
+    return ipv4_frame(ip_protocol::icmp, icmp);
+  }
+  static std::vector<std::pair<std::uint32_t, std::size_t>> data_of(const std::vector<frame>& frames) {
+    std::vector<std::pair<std::uint32_t, std::size_t>> out;
+    for (const frame& f : frames)
+      if (auto t = tcp_of(f); t && !t->payload().empty()) out.emplace_back(t->seq().raw(), t->payload().size());
+    return out;
+  }
+  // A connection from port 40000 (in with_stack's body) that has sent
+  // `bytes` bytes: the frames that carried them, the data frames first.
+  std::vector<frame> connect_and_send(net::tcp_stream& s, std::size_t bytes) {
+    tcp_segment next;
+    s = establish(40000, next);
+    EXPECT_TRUE(s.is_open());
+    const std::vector<std::byte> data(bytes, std::byte{'x'});
+    EXPECT_TRUE(s.write(data, now_ns() + 1'000'000'000).has_value());
+    std::vector<frame> out = drain();
+    std::stable_partition(out.begin(), out.end(), [](const frame& f) {
+      auto t = tcp_of(f);
+      return t && !t->payload().empty();
+    });
+    return out;
+  }
+};
+
+TEST_F(icmp_error, FragmentationNeededResegmentsWhatIsInFlight) {
+  with_stack([&](stack& st) {
+    net::tcp_stream s;
+    const auto sent = connect_and_send(s, 4000);
+    const auto first = data_of(sent);
+    ASSERT_FALSE(first.empty());
+    EXPECT_EQ(first[0].second, 1460u);
+    // The first data frame, as a router on a 1000-byte hop would quote it.
+    send(unreachable(std::uint8_t(unreachable_code::fragmentation_needed), sent[0], 1000));
+    const auto again = data_of(drain());
+    ASSERT_FALSE(again.empty());
+    EXPECT_EQ(again[0].first, first[0].first);  // from SND.UNA
+    std::size_t bytes = 0;
+    for (auto [seq, length] : again) {
+      EXPECT_LE(length, 960u);  // 1000 less the IPv4 and TCP headers
+      bytes += length;
+    }
+    // Four full segments of the new size at once; the last 160 bytes wait
+    // for an ACK (Nagle, RFC 1122 4.2.3.4: the stream is not no_delay).
+    EXPECT_EQ(bytes, 3840u);
+    EXPECT_EQ(st.counters(0).icmp_errors_taken.load(), 1u);
+  });
+}
+
+TEST_F(icmp_error, AQuoteOutOfFlightOrOfNoConnectionChangesNothing) {
+  with_stack([&](stack& st) {
+    net::tcp_stream s;
+    const auto sent = connect_and_send(s, 1000);
+    ASSERT_EQ(data_of(sent).size(), 1u);
+    const frame& f = sent[0];
+    const std::uint32_t seq = tcp_of(f)->seq().raw();
+    send(unreachable(std::uint8_t(unreachable_code::fragmentation_needed), f, 600, seq + 5000));
+    EXPECT_TRUE(drain().empty());
+    EXPECT_EQ(st.counters(0).get(drop::icmp_out_of_window), 1u);
+    // Another port: no such connection.
+    frame other = f;
+    store_be16(other.data() + 14 + 20, 40001);
+    send(unreachable(std::uint8_t(unreachable_code::port), other, 0));
+    EXPECT_TRUE(drain().empty());
+    EXPECT_EQ(st.counters(0).get(drop::icmp_ignored), 1u);
+    EXPECT_EQ(st.counters(0).icmp_errors_taken.load(), 0u);
+  });
+}
+
+}  // namespace
+}  // namespace affine::stack
