@@ -142,6 +142,9 @@ table_spec tcp() {
                   "Challenge ACKs (RFC 5961) a second over all connections, beside each connection's own 10 in "
                   "5 s; each second's budget is drawn between half and one and a half times this, so that no "
                   "shared count tells one connection what another drew (CVE-2016-5696). 0 = no such bound."),
+          integer("max_time_wait", {0, 16'777'216}, 32768,
+                  "Connections in TIME-WAIT at once; past it a connection ends at once instead of entering it "
+                  "(counted: drop.tcp_time_wait_full), as Linux's tcp_max_tw_buckets."),
           integer("max_connections", {1, 16'777'216}, 65536,
                   "TCP connections the stack keeps at once, every state counted (TIME-WAIT too); a SYN or "
                   "connect past it is refused and counted. An idle connection costs about 13 KB of memory "

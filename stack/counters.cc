@@ -18,7 +18,7 @@ std::string_view to_string(drop d) {
   static constexpr std::array<std::string_view, drop_count> names{
       "not_our_mac",   "unknown_ethertype", "arp_not_for_us", "not_our_address",
       "fragment",      "unknown_protocol",  "icmp_ignored",   "icmp_out_of_window", "udp_no_socket",   "udp_queue_full",
-      "tcp_no_socket", "tcp_connection_limit", "no_mbuf",     "arp_queue_full",
+      "tcp_no_socket", "tcp_connection_limit", "tcp_time_wait_full", "no_mbuf",     "arp_queue_full",
       "arp_unresolved", "no_route",         "tx_too_big"};
   return names[std::size_t(d)];
 }

@@ -40,6 +40,7 @@ enum class drop : std::uint8_t {
   udp_queue_full,     // the socket's bounded receive queue was full
   tcp_no_socket,      // answered with RST (RFC 9293 3.10.7.1)
   tcp_connection_limit,
+  tcp_time_wait_full, // a connection that would enter TIME-WAIT past tcp.max_time_wait, ended at once
   no_mbuf,            // the packet pool was empty (TX)
   arp_queue_full,     // no room to wait for an ARP answer
   arp_unresolved,     // the next hop never answered ARP

@@ -12,6 +12,7 @@ std::expected<stack_config, std::string> stack_config_from(const config::table_v
   sc.tcp.sack = root.get_bool("tcp.sack");
   sc.max_connections = std::size_t(root.get_int("tcp.max_connections"));
   sc.challenge_acks_per_s = std::uint32_t(root.get_int("tcp.challenge_acks_per_s"));
+  sc.max_time_wait = std::size_t(root.get_int("tcp.max_time_wait"));
   const std::string& cookies = root.get_string("tcp.syn_cookies");
   sc.syn_cookies = cookies == "always"  ? tcp::syn_cookie_mode::always
                    : cookies == "never" ? tcp::syn_cookie_mode::never

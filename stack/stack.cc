@@ -137,6 +137,7 @@ tcp::connection_config stack::connection_config(const net::stream_options& opts)
 stack::settled stack::settle(tcp_socket& s, std::uint64_t now) {
   per_core& pc = here();
   s.conn.output(now, [&](const tcp_segment& seg) { send_tcp(pc, s.conn.tuple(), seg, now); });
+  count_time_wait(pc, s);
   const tcp::event_set ev = s.conn.take_events();
   using tcp::event;
   // The kernel wakes socket readers and writers with sync wakeups
@@ -162,6 +163,26 @@ stack::settled stack::settle(tcp_socket& s, std::uint64_t now) {
     out.closed = true;
   }
   return out;
+}
+
+// TIME-WAIT is bounded (stack_config::max_time_wait): a connection entering
+// it past the bound ends at once instead, as Linux does past
+// tcp_max_tw_buckets; the ones in it are counted until they leave.
+void stack::count_time_wait(per_core& pc, tcp_socket& s) {
+  const bool waiting = s.conn.state() == tcp::tcp_state::time_wait;
+  if (waiting == s.in_time_wait) return;
+  if (!waiting) {
+    s.in_time_wait = false;
+    time_wait_count_.fetch_sub(1, std::memory_order_relaxed);
+    return;
+  }
+  if (time_wait_count_.fetch_add(1, std::memory_order_relaxed) >= cfg_.max_time_wait) {
+    time_wait_count_.fetch_sub(1, std::memory_order_relaxed);
+    pc.counters.count(drop::tcp_time_wait_full);
+    s.conn.end_time_wait();
+    return;
+  }
+  s.in_time_wait = true;
 }
 
 void stack::finish(tcp_socket& s, settled what) {

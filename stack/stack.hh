@@ -53,6 +53,10 @@ struct stack_config {
   std::size_t max_connections = 65536;
   tcp::syn_cookie_mode syn_cookies = tcp::syn_cookie_mode::automatic;  // every listener's
   std::uint32_t challenge_acks_per_s = 1000;  // RFC 5961 7 over all connections; 0: no such bound
+  // Connections in TIME-WAIT at once; past it a connection that would enter
+  // TIME-WAIT ends at once (counted: drop tcp_time_wait_full), as Linux's
+  // tcp_max_tw_buckets.
+  std::size_t max_time_wait = 32768;
   arp_config arp;
   reassembly_config reassembly;
   bool rx_interrupts = true;
@@ -153,6 +157,7 @@ class stack final : public drivers::packet_sink {
   // A destination unreachable whose quote is ours (rx_icmp.cc): true when
   // it named a live connection and a sequence number in flight.
   bool icmp_error_in(per_core& pc, const icmp_view& v, const ipv4_quote& q, std::uint64_t now);
+  void count_time_wait(per_core& pc, tcp_socket& s);
   // A new connection to `dst` keeps within the path MTU known for it.
   void apply_path_mtu(tcp::connection& c, std::uint32_t dst, std::uint64_t now);
   void udp_in(per_core& pc, const ipv4_header& ip, std::span<const std::byte> bytes, bool l4_checked,
@@ -210,6 +215,7 @@ class stack final : public drivers::packet_sink {
   tcp::syn_cookies cookies_;
   mutable tcp::challenge_budget challenge_budget_;  // every connection's (connection_config())
   flow_table flows_;
+  std::atomic<std::size_t> time_wait_count_{0};  // sockets with in_time_wait set
   spinlock arp_lock_;
   arp_cache arp_;  // under arp_lock_
   spinlock pmtu_lock_;

@@ -90,6 +90,8 @@ struct connection_stats {
   std::uint64_t icmp_errors = 0;              // ICMP errors acted on (on_icmp)
   std::uint64_t icmp_out_of_window = 0;       // ICMP errors ignored: quoted sequence not in flight
   std::uint64_t path_mtu_reductions = 0;      // RFC 1191: segments made smaller
+  std::uint64_t peer_mss_raised = 0;          // the peer's MSS under 48, taken as 48 (CVE-2019-11479)
+  std::uint64_t window_scale_clamped = 0;     // the peer's shift over 14, taken as 14 (RFC 7323 2.3)
   std::uint64_t sack_recoveries = 0;          // RFC 6675 loss recovery episodes
   std::uint64_t lost_retransmits = 0;         // a retransmission found lost by RACK, and sent again
   std::uint64_t rack_marked_lost = 0;         // RFC 8985 6.2: segments RACK marked lost
@@ -155,6 +157,8 @@ class connection {
   void shutdown_write();               // FIN after the queued data (RFC 9293 3.10.4)
   void close(std::uint64_t now_ns);    // shutdown_write(), and the application reads no more
   void abort();                        // RFC 9293 3.10.5: RST, CLOSED
+  // TIME-WAIT ends now, quietly (the stack's bound on TIME-WAIT was hit).
+  void end_time_wait();
 
   // An ICMP error whose quote names this connection (the caller checked
   // the addresses and ports), with the quoted SEG.SEQ and, for

@@ -47,6 +47,7 @@ void connection::negotiate(const tcp_segment& syn, std::uint64_t now_ns) {
   if (ws_ok_) {
     // RFC 7323 2.3: a shift above 14 is taken as 14.
     snd_wscale_ = std::min<std::uint8_t>(*syn.options.window_scale, 14);
+    if (*syn.options.window_scale > 14) ++stats_.window_scale_clamped;
   } else {
     // RFC 7323 2.2: both sides scale, or neither does.
     snd_wscale_ = 0;
@@ -61,6 +62,7 @@ void connection::negotiate(const tcp_segment& syn, std::uint64_t now_ns) {
   // RFC 9293 3.7.1 / RFC 6691: Eff.snd.MSS = min(SendMSS, our MSS) less the
   // TCP options every segment carries.
   const std::uint32_t peer = std::max<std::uint32_t>(syn.options.mss.value_or(default_mss), min_mss);
+  if (syn.options.mss.value_or(default_mss) < min_mss) ++stats_.peer_mss_raised;  // CVE-2019-11479
   // RFC 1191: and within the path MTU, where one is known (icmp.cc).
   eff_mss_ = std::min<std::uint32_t>({peer, cfg_.mss, path_mss_}) - (ts_ok_ ? ts_option_bytes : 0);
 }

@@ -102,6 +102,10 @@ void connection::on_retransmit_timeout(std::uint64_t now_ns) {
   restart_retransmit_timer(now_ns);
 }
 
+void connection::end_time_wait() {
+  if (state_ == tcp_state::time_wait) enter_closed({});
+}
+
 void connection::on_persist_timeout() {
   // RFC 1122 4.2.2.17: never give up while the peer answers the probes;
   // give up when it stops answering.

@@ -68,11 +68,13 @@ class tcp_peer : public wire_peer {
       : wire_peer({.pool_prefix = pool_prefix, .pool_mbufs = 4095, .max_cores = 1, .stack_ip = stack_ip,
                    .peer_ip = peer_ip, .drain_rounds = 5}) {}
 
-  // Runs `body` in a fiber with a stack on end a listening on listen_port.
-  void with_stack(const std::function<void(stack&)>& body) {
+  // Runs `body` in a fiber with a stack on end a listening on listen_port
+  // (its configuration the default, as `tune` leaves it).
+  void with_stack(const std::function<void(stack&)>& body, const std::function<void(stack_config&)>& tune = {}) {
     rt_->run([&] {
       stack_config sc;
       sc.address = stack_ip;
+      if (tune) tune(sc);
       auto st = stack::create(*rt_, link_->a(), sc, std::vector<rxq_assignment>{{0, core_id{0}}});
       ASSERT_TRUE(st.has_value()) << st.error();
       auto l = (*st)->backend().listen({.local = {net::any_address, listen_port}});

@@ -261,7 +261,7 @@ TEST_F(jumbo_wire, EightMiBEachWayArriveIntactInFullSizedSegments) {
 // no lock while another core opens and closes it; a closed listener is
 // freed only once no RX lookup can still be taking a reference. 300 rounds
 // of listen, a connect that must be accepted, close; and a SYN storm from a
-// second fiber meanwhile, each connect accepted or refused, nothing leaked
+// second fiber meanwhile, each connect accepted, refused or reset, nothing leaked
 // (TearDown) and nothing touched after free (the ASan and TSan builds).
 using listener_table = wire_transfer;
 
@@ -280,7 +280,12 @@ TEST_F(listener_table, SynsMeetListenersOpenedAndClosedMeanwhile) {
           ++storm_accepted;
           net::tcp_stream(std::move(*c)).abort();
         } else {
-          EXPECT_EQ(c.error(), std::make_error_code(std::errc::connection_refused)) << c.error().message();
+          // Refused (no listener), or reset: established by a listener that
+          // closed before this fiber saw it, which resets what it never
+          // accepted (Linux's connect() can fail so too).
+          EXPECT_TRUE(c.error() == std::make_error_code(std::errc::connection_refused) ||
+                      c.error() == std::make_error_code(std::errc::connection_reset))
+              << c.error().message();
           ++storm_refused;
         }
       }

@@ -62,6 +62,7 @@ TEST_P(Options, ShiftAbove14IsTakenAs14_RFC7323_2_3) {
   handshake({.mss = 1000, .window_scale = 15});
   expect({.seq = iss + 1, .ack = rn + 1, .window = 32768});
   EXPECT_EQ(conn().send_window_scale(), 14);
+  EXPECT_EQ(conn().stats().window_scale_clamped, 1u);
 }
 
 TEST_P(Options, SynAckOffersWindowScaleOnlyIfTheSynDid_RFC7323_2_2) {
@@ -166,6 +167,17 @@ TEST_P(Options, PeerMssBelowOursCutsOurSegments_RFC9293_3_7_1) {
   expect({.seq = iss + 1, .ack = rn + 1, .payload = pattern(0, 500)});
   expect({.seq = iss + 501, .ack = rn + 1, .payload = pattern(500, 500)});
   expect_nothing();
+}
+
+// CVE-2019-11479: a peer announcing a tiny MSS would make us send its data
+// in pieces of a few bytes, each a segment's work; 48 is the floor, as
+// Linux's tcp_min_snd_mss, and the raise is counted.
+TEST_P(Options, ATinyPeerMssIsRaisedToTheFloorAndCounted) {
+  config.timestamps = false;
+  handshake({.mss = 8});
+  expect({.seq = iss + 1, .ack = rn + 1});
+  EXPECT_EQ(conn().send_mss(), 48u);
+  EXPECT_EQ(conn().stats().peer_mss_raised, 1u);
 }
 
 TCP_IN_BOTH_SEQUENCE_SPACES(Options);
