@@ -63,6 +63,9 @@ bool read_tcp_options(std::span<const std::byte> bytes, tcp_options& o) noexcept
       case sack: {
         const std::size_t n = (len - 2) / sack_block_length;
         if ((len - 2) % sack_block_length != 0 || n < 1 || n > 4) return bad;
+        // A later SACK option replaces an earlier one whole: no block of
+        // the first is left past the count (tcp_options compares all four).
+        std::fill(std::begin(o.sack), std::end(o.sack), tcp_sack_block{});
         o.sack_count = std::uint8_t(n);
         for (std::size_t b = 0; b < n; ++b) {
           const std::byte* p = option.data() + 2 + b * sack_block_length;

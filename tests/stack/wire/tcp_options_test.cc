@@ -81,6 +81,21 @@ TEST(TcpOptions, EndOfListStopsParsing) {
   EXPECT_EQ(o->sack_count, 0);
 }
 
+// Found by the wire_frame fuzz target: of two SACK options the last counts,
+// and none of the first's blocks stays behind its count.
+TEST(TcpOptions, ALaterSackOptionReplacesAnEarlierOneWhole) {
+  const auto o = parse_tcp_options(bytes_of({0x05, 0x12, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4,  //
+                                             0x05, 0x0a, 0, 0, 0, 9, 0, 0, 0, 10}));
+  ASSERT_TRUE(o);
+  ASSERT_EQ(o->sack_count, 1);
+  EXPECT_EQ(o->sack[0], (tcp_sack_block{seq32(9), seq32(10)}));
+  EXPECT_EQ(o->sack[1], tcp_sack_block{});
+  tcp_options once;
+  once.sack_count = 1;
+  once.sack[0] = {seq32(9), seq32(10)};
+  EXPECT_EQ(*o, once);
+}
+
 TEST(TcpOptions, ParsesSackBlocks) {
   const auto o = parse_tcp_options(bytes_of({0x01, 0x01, 0x05, 0x12, 0, 0, 0, 1, 0, 0, 0, 2, 0xff, 0xff, 0xff,
                                              0xf0, 0, 0, 0, 0x10}));
