@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""Writes the generated seeds of tests/fuzz/corpus (the config_load seeds are
+written by hand):
+
+  wire_frame/     Ethernet frames as a driver delivers them (no FCS; padded
+                  to 60 bytes), checksums right: what the stack receives from
+                  Linux and on a LAN (ARP, ping, ICMP errors, UDP, a TCP
+                  handshake with Linux's SYN options, data, SACK, FIN, RST),
+                  an 802.1Q-tagged frame, IPv4 options, a fragment, IPv6.
+  mysql_session/  the captured sessions of tests/apps/mysql_proxy/captures.hh
+                  in the input shape of tests/fuzz/mysql_session.cc.
+
+  tests/fuzz/corpus/make_seeds.py   (from anywhere; rewrites its files in those two folders)
+"""
+import pathlib
+import re
+import struct
+
+HERE = pathlib.Path(__file__).resolve().parent
+CAPTURES = HERE.parents[1] / "apps" / "mysql_proxy" / "captures.hh"
+
+US = bytes.fromhex("020000000002")      # the stack's port: a locally administered address
+PEER = bytes.fromhex("5a8c1f2e3d4b")    # a Linux peer
+BROADCAST = b"\xff" * 6
+OUR_IP = bytes([10, 77, 0, 2])
+PEER_IP = bytes([10, 77, 0, 1])
+
+
+def checksum(data):
+    if len(data) % 2:
+        data += b"\0"
+    s = sum(struct.unpack(f"!{len(data) // 2}H", data))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return ~s & 0xFFFF
+
+
+def ethernet(dst, src, ethertype, payload, vlan=None):
+    tag = b"" if vlan is None else struct.pack("!HH", 0x8100, vlan)
+    frame = dst + src + tag + struct.pack("!H", ethertype) + payload
+    return frame + b"\0" * max(0, 60 - len(frame))
+
+
+def ipv4(src, dst, proto, payload, ident=1, flags=0x4000, ttl=64, options=b""):
+    ihl = 5 + len(options) // 4
+    header = struct.pack("!BBHHHBBH4s4s", 0x40 | ihl, 0, 4 * ihl + len(payload), ident, flags, ttl, proto, 0, src, dst)
+    header += options
+    header = header[:10] + struct.pack("!H", checksum(header)) + header[12:]
+    return header + payload
+
+
+def pseudo(src, dst, proto, length):
+    return src + dst + struct.pack("!BBH", 0, proto, length)
+
+
+def udp(src, dst, sport, dport, payload, with_checksum=True):
+    header = struct.pack("!HHHH", sport, dport, 8 + len(payload), 0)
+    if with_checksum:
+        c = checksum(pseudo(src, dst, 17, 8 + len(payload)) + header + payload) or 0xFFFF
+        header = header[:6] + struct.pack("!H", c)
+    return header + payload
+
+
+FIN, SYN, RST, PSH, ACK = 0x01, 0x02, 0x04, 0x08, 0x10
+
+
+def tcp(src, dst, sport, dport, seq, ack, flags, options=b"", payload=b"", window=64240):
+    offset = (20 + len(options)) // 4
+    header = struct.pack("!HHIIBBHHH", sport, dport, seq, ack, offset << 4, flags, window, 0, 0) + options
+    c = checksum(pseudo(src, dst, 6, len(header) + len(payload)) + header + payload)
+    return header[:16] + struct.pack("!H", c) + header[18:] + payload
+
+
+def icmp(kind, code, rest, data):
+    message = struct.pack("!BBH", kind, code, 0) + rest + data
+    return message[:2] + struct.pack("!H", checksum(message)) + message[4:]
+
+
+def ts(value, echo):
+    return struct.pack("!BBII", 8, 10, value, echo)
+
+
+NOP = b"\x01"
+SYN_OPTIONS = struct.pack("!BBH", 2, 4, 1460) + b"\x04\x02" + ts(2894120001, 0) + NOP + b"\x03\x03\x07"
+SYNACK_OPTIONS = struct.pack("!BBH", 2, 4, 1460) + b"\x04\x02" + ts(104857, 2894120001) + NOP + b"\x03\x03\x09"
+TS_OPTIONS = NOP + NOP + ts(2894120044, 104861)
+SACK_OPTIONS = NOP + NOP + ts(2894120090, 104870) + NOP + NOP + struct.pack(
+    "!BBIIII", 5, 18, 1000003001, 1000004449, 1000005897, 1000007345)
+
+
+def to_us(segment, proto=6, **kw):
+    return ethernet(US, PEER, 0x0800, ipv4(PEER_IP, OUR_IP, proto, segment, **kw))
+
+
+def from_us(segment, proto=6):
+    return ethernet(PEER, US, 0x0800, ipv4(OUR_IP, PEER_IP, proto, segment))
+
+
+def wire_frames():
+    frames = {}
+    arp = lambda op, tha, sha, spa, tpa: struct.pack("!HHBBH6s4s6s4s", 1, 0x0800, 6, 4, op, sha, spa, tha, tpa)
+    frames["arp-request"] = ethernet(BROADCAST, PEER, 0x0806, arp(1, b"\0" * 6, PEER, PEER_IP, OUR_IP))
+    frames["arp-reply"] = ethernet(PEER, US, 0x0806, arp(2, PEER, US, OUR_IP, PEER_IP))
+    ping_data = bytes(range(0x10, 0x10 + 48)) + struct.pack("!Q", 1767225600)
+    frames["icmp-echo-request"] = to_us(icmp(8, 0, struct.pack("!HH", 0x1c2d, 1), ping_data), proto=1)
+    frames["icmp-echo-reply"] = from_us(icmp(0, 0, struct.pack("!HH", 0x1c2d, 1), ping_data), proto=1)
+    # RFC 1191: a router's "fragmentation needed", quoting our TCP segment.
+    quoted_tcp = ipv4(OUR_IP, bytes([10, 99, 0, 7]), 6, tcp(OUR_IP, bytes([10, 99, 0, 7]), 6033, 40112, 1000000001,
+                                                             2894120045, ACK | PSH, payload=b"x" * 1452))[:28]
+    frames["icmp-frag-needed"] = ethernet(US, PEER, 0x0800, ipv4(bytes([10, 77, 0, 254]), OUR_IP, 1,
+                                                                  icmp(3, 4, struct.pack("!HH", 0, 1400), quoted_tcp)))
+    quoted_udp = ipv4(OUR_IP, PEER_IP, 17, udp(OUR_IP, PEER_IP, 5353, 9999, b"hello"))[:28]
+    frames["icmp-port-unreachable"] = to_us(icmp(3, 3, b"\0" * 4, quoted_udp), proto=1)
+    dns = bytes.fromhex("abcd01000001000000000000076578616d706c6503636f6d0000010001")
+    frames["udp-dns-query"] = to_us(udp(PEER_IP, OUR_IP, 53211, 53, dns), proto=17)
+    frames["udp-no-checksum"] = to_us(udp(PEER_IP, OUR_IP, 4000, 7, b"echo me", with_checksum=False), proto=17)
+    frames["tcp-syn"] = to_us(tcp(PEER_IP, OUR_IP, 40112, 6033, 2894120000, 0, SYN, SYN_OPTIONS))
+    frames["tcp-syn-ack"] = from_us(tcp(OUR_IP, PEER_IP, 6033, 40112, 1000000000, 2894120001, SYN | ACK,
+                                        SYNACK_OPTIONS, window=65535))
+    query = bytes.fromhex("210000000373656c65637420404076657273696f6e5f636f6d6d656e74206c696d69742031")
+    frames["tcp-data"] = to_us(tcp(PEER_IP, OUR_IP, 40112, 6033, 2894120001, 1000000001, ACK | PSH, TS_OPTIONS,
+                                   query, window=502))
+    frames["tcp-ack-sack"] = to_us(tcp(PEER_IP, OUR_IP, 40112, 6033, 2894120038, 1000001553, ACK, SACK_OPTIONS,
+                                       window=501))
+    # Two SACK options in one segment (found by fuzzing: tests/fuzz/wire_frame.cc, same_options).
+    two_sacks = NOP + NOP + struct.pack("!BBIIII", 5, 18, 1000003001, 1000004449, 1000005897, 1000007345) + NOP + NOP + \
+        struct.pack("!BBII", 5, 10, 1000008793, 1000010241)
+    frames["tcp-two-sack-options"] = to_us(tcp(PEER_IP, OUR_IP, 40112, 6033, 2894120038, 1000001553, ACK, two_sacks,
+                                               window=501))
+    frames["tcp-fin"] = to_us(tcp(PEER_IP, OUR_IP, 40112, 6033, 2894120038, 1000008793, FIN | ACK, TS_OPTIONS))
+    frames["tcp-rst"] = to_us(tcp(PEER_IP, OUR_IP, 40112, 6033, 2894120039, 0, RST, window=0))
+    vlan_segment = tcp(PEER_IP, OUR_IP, 40113, 6033, 77, 1000000001, ACK, TS_OPTIONS)
+    frames["vlan-tcp-ack"] = ethernet(US, PEER, 0x0800, ipv4(PEER_IP, OUR_IP, 6, vlan_segment), vlan=(3 << 13) | 42)
+    router_alert = bytes.fromhex("94040000")  # RFC 2113
+    frames["ipv4-options-udp"] = to_us(udp(PEER_IP, OUR_IP, 5000, 5001, b"alert"), proto=17, options=router_alert)
+    # A UDP datagram of 200 bytes in two fragments: 104 bytes, then 96 at offset 104.
+    big = udp(PEER_IP, OUR_IP, 5000, 5001, bytes(i & 0xFF for i in range(192)))
+    frames["ipv4-first-fragment"] = to_us(big[:104], proto=17, ident=0x4242, flags=0x2000)
+    frames["ipv4-last-fragment"] = to_us(big[104:], proto=17, ident=0x4242, flags=13)
+    # IPv6 has no view yet: the frame stops at Ethernet. An RFC 4861 neighbor
+    # solicitation for fe80::2 with the source's link-layer address.
+    src6 = bytes.fromhex("fe800000000000005a8c1ffffe2e3d4b")
+    dst6 = bytes.fromhex("ff0200000000000000000001ff000002")
+    ns = struct.pack("!BBHI", 135, 0, 0, 0) + bytes.fromhex("fe800000000000000000000000000002") + b"\x01\x01" + PEER
+    ns = ns[:2] + struct.pack("!H", checksum(src6 + dst6 + struct.pack("!II", len(ns), 58) + ns)) + ns[4:]
+    ipv6_ns = struct.pack("!IHBB", 0x60000000, len(ns), 58, 255) + src6 + dst6 + ns
+    frames["ipv6-neighbor-solicitation"] = ethernet(bytes.fromhex("3333ff000002"), PEER, 0x86DD, ipv6_ns)
+    return frames
+
+
+def captured_sessions():
+    text = CAPTURES.read_text()
+    sessions = {}
+    for m in re.finditer(r"inline constexpr captured_packet (\w+)\[\] = \{(.*?)\n\};", text, re.S):
+        packets = []
+        for p in re.finditer(r"\{'([SC])',\s*(\d+),\s*((?:\"[0-9a-f]*\"\s*)+)\}", m.group(2)):
+            payload = bytes.fromhex("".join(re.findall(r"\"([0-9a-f]*)\"", p.group(3))))
+            packets.append((p.group(1), int(p.group(2)), payload))
+        sessions[m.group(1)] = packets
+    return sessions
+
+
+def frame(seq, payload):
+    return struct.pack("<I", len(payload))[:3] + bytes([seq]) + payload
+
+
+def mysql_input(packets, read_size, limits):
+    client = b"".join(frame(s, p) for side, s, p in packets if side == "C")
+    server = b"".join(frame(s, p) for side, s, p in packets if side == "S")
+    return bytes([read_size, limits]) + struct.pack("<H", len(client)) + client + server
+
+
+def write(folder, files):
+    folder.mkdir(exist_ok=True)
+    for name, data in files.items():
+        (folder / name).write_bytes(data)
+
+
+def main():
+    write(HERE / "wire_frame", {f"{name}.bin": data for name, data in wire_frames().items()})
+    seeds = {}
+    for name, packets in captured_sessions().items():
+        # The proxy's own limits (64 MiB, a 32 KiB read buffer), all bytes at once.
+        seeds[f"{name}.bin"] = mysql_input(packets, 0, 0xFF)
+    # Small reads into a 68-byte buffer, packets of 4 KiB at most: the framer
+    # gathers the longer packets and holds back the short ones.
+    seeds["mariadb_session-small-reads.bin"] = mysql_input(captured_sessions()["mariadb_session"], 7, 0x38)
+    write(HERE / "mysql_session", seeds)
+
+
+if __name__ == "__main__":
+    main()
