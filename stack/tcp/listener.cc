@@ -53,7 +53,9 @@ std::uint32_t listener::ts_offset(const flow_tuple& tuple) const {
 bool listener::cookies_returning(std::uint64_t now_ns) const {
   if (cookies_ == nullptr || cfg_.cookies == syn_cookie_mode::never) return false;
   if (cfg_.cookies == syn_cookie_mode::always) return true;
-  return last_cookie_ns_ && now_ns - *last_cookie_ns_ < 2 * syn_cookies::slot_ns;
+  // A cookie sent "after" now was sent by a core whose clock read later
+  // than this one's batch did: recent, not 2^64 ns ago.
+  return last_cookie_ns_ && (now_ns <= *last_cookie_ns_ || now_ns - *last_cookie_ns_ < 2 * syn_cookies::slot_ns);
 }
 
 // The SYN-ACK the connection would send, made by one that lives only for

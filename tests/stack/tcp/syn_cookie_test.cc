@@ -110,6 +110,21 @@ TEST_P(SynCookie, ACookieFromTheSlotBeforeIsStillGood_RFC4987_3_6) {
   EXPECT_EQ(conn(peer).state(), tcp_state::established);
 }
 
+// The stack's cores read their clocks apart: the ACK of a cookie may be
+// taken on a core whose batch read the time a little before the core that
+// sent the cookie read its own. Found by the attack suite (SYN flood,
+// tests/attack): such ACKs got LISTEN's RST, and the kernel client's
+// connect ECONNRESET.
+TEST_P(SynCookie, AnAckTakenAtAnEarlierClockReadingStillFindsItsCookie_RFC4987_3_6) {
+  fill_the_queue();
+  const seg synack = cookie_for({.mss = 1000});
+  now -= 2'000;  // 2 us earlier
+  EXPECT_EQ(send({.seq = rn + 1, .ack = synack.seq + 1, .peer = peer}), drop_reason::none);
+  ASSERT_TRUE(has_conn(peer));
+  EXPECT_EQ(conn(peer).state(), tcp_state::established);
+  EXPECT_EQ(lst().stats().cookies_accepted, 1u);
+}
+
 // In auto mode a cookie is looked for only while cookies have been sent in
 // the last two slots; after that an ACK gets LISTEN's RST again.
 TEST_P(SynCookie, LongAfterTheLastCookieAnAckGetsListensReset_RFC9293_3_10_7_2) {
