@@ -9,8 +9,16 @@ written by hand):
                   an 802.1Q-tagged frame, IPv4 options, a fragment, IPv6.
   mysql_session/  the captured sessions of tests/apps/mysql_proxy/captures.hh
                   in the input shape of tests/fuzz/mysql_session.cc.
+  tcp_host/       step sequences in the input shape of tests/fuzz/tcp_host.cc:
+                  data both ways, a second peer's handshake and close, FIN and
+                  TIME-WAIT, RST and SYN in and out of the window, SACK and
+                  out-of-order data, a SYN flood on a small backlog (with and
+                  without cookies), zero windows, keepalive.
+  tcp_pair/       settings and per-segment wire decisions in the shape of
+                  tests/fuzz/tcp_pair.cc: a clean wire, losses, duplicates,
+                  reordering, a slow reader on small buffers, no options.
 
-  tests/fuzz/corpus/make_seeds.py   (from anywhere; rewrites its files in those two folders)
+  tests/fuzz/corpus/make_seeds.py   (from anywhere; rewrites its files in those folders)
 """
 import pathlib
 import re
@@ -170,6 +178,77 @@ def mysql_input(packets, read_size, limits):
     return bytes([read_size, limits]) + struct.pack("<H", len(client)) + client + server
 
 
+# tcp_host steps (see tests/fuzz/tcp_host.cc for the encoding).
+def host_settings(flags=0x07, mss=229, buffers=0x66, listener=0x0F):
+    return bytes([flags, mss, buffers, listener])
+
+
+def seg(peer, control=0, seq_sel=0, ack_sel=0, length=0, opts=0, win=0, change=None):
+    step = bytes([0, peer, control, seq_sel, ack_sel, length, opts | (64 if change else 0), win])
+    return step + (bytes(change) if change else b"")
+
+
+def wait(b):
+    return bytes([2, b])
+
+
+def app(peer, call, amount=0, shift=0):
+    return bytes([3, peer | call << 4, amount, shift])
+
+
+H_SYN, H_FIN, H_RST, H_PSH = 1, 2, 3, 4  # tcp_host control bytes
+ACCEPT, READ, WRITE, SHUTDOWN, CLOSE, ABORT, READ_ALL = 0, 1, 6, 10, 12, 14, 15
+
+
+def handshake(peer, opts=0x0F):
+    # A SYN with MSS 1460, window scale and SACK-permitted, then the ACK, accept.
+    return seg(peer, H_SYN, seq_sel=0x10, ack_sel=7, opts=opts) + seg(peer) + app(0, ACCEPT)
+
+
+def tcp_host_seeds():
+    data = seg(0, H_PSH, length=125)                       # 1000 bytes in order
+    return {
+        "established.bin": host_settings(),
+        "data-in-read.bin": host_settings() + data + data + app(0, READ, 200, 2) + wait(0x48) + app(0, READ_ALL),
+        "data-out-acked.bin": host_settings() + app(0, WRITE, 250, 4) + wait(5) + seg(0) + wait(0x45) + seg(0),
+        "second-peer-close.bin": host_settings() + handshake(1) + app(1, WRITE, 100, 1) + seg(1, H_PSH, length=20)
+        + app(1, READ_ALL) + app(1, CLOSE) + seg(1, H_FIN) + wait(0xC4),
+        "peer-fin-time-wait.bin": host_settings() + data + seg(0, H_FIN) + app(0, READ_ALL) + app(0, CLOSE)
+        + seg(0) + wait(0xC8),
+        "rst-and-syn-in-window.bin": host_settings() + seg(0, H_RST, seq_sel=5 | 1 << 3) + seg(0, H_SYN)
+        + seg(0, H_RST, seq_sel=4 | 2 << 3) + seg(0, H_RST),
+        "ooo-and-sack.bin": host_settings() + seg(0, H_PSH, seq_sel=5 | 4 << 3, length=50) + data
+        + app(0, WRITE, 250, 6) + seg(0, opts=32, win=3) + wait(0x50) + app(0, READ_ALL),
+        "syn-flood-cookies.bin": host_settings(listener=0x10) + b"".join(
+            seg(p, H_SYN, seq_sel=0x10 + p, ack_sel=7, opts=0x0F) for p in range(1, 15)) + seg(3) + app(0, ACCEPT),
+        "syn-flood-backlog.bin": host_settings(listener=0x20) + b"".join(
+            seg(p, H_SYN, seq_sel=0x10 + p, ack_sel=7) for p in range(1, 15)) + wait(0x4A),
+        "zero-window-persist.bin": host_settings(buffers=0x11) + seg(0, win=0x40) + app(0, WRITE, 250, 4)
+        + wait(0x50) + wait(0x90) + seg(0) + wait(0x50),
+        "keepalive-no-options.bin": host_settings(flags=0x30) + wait(0x81) + wait(0x81) + wait(0xC2),
+        "closed-port-and-changed.bin": host_settings() + seg(15, H_SYN) + seg(0, H_PSH, length=4, change=(20, 0x10))
+        + seg(0, length=4, change=(13, 0x02)),
+    }
+
+
+# tcp_pair: settings, then one decision per segment (tests/fuzz/tcp_pair.cc).
+def pair_settings(flags=0xE7, mss=252, buffers=0x66, total=16000, reads=0):
+    return bytes([flags, mss, buffers]) + struct.pack("<H", total) + bytes([reads])
+
+
+def tcp_pair_seeds():
+    return {
+        "clean.bin": pair_settings(),
+        "loss.bin": pair_settings() + bytes([0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 1]),
+        "duplicates.bin": pair_settings() + bytes([2 | 3 << 2, 0, 2 | 10 << 2, 0, 0, 2, 0, 2 | 40 << 2] * 3),
+        "reorder.bin": pair_settings() + bytes([0, 0, 3 | 5 << 2, 0, 0, 3 | 20 << 2, 0, 0, 3 | 60 << 2] * 3),
+        "lost-syn-and-fin.bin": pair_settings(total=3000) + bytes([1, 0, 1, 0, 0, 0, 0, 0, 1, 1]),
+        "slow-reader.bin": pair_settings(buffers=0x22, total=40000, reads=0x23) + bytes([0, 0, 0, 1] * 6),
+        "no-options-newreno.bin": pair_settings(flags=0x10, mss=40, total=9000) + bytes([0, 1, 0, 0, 0, 3 | 30 << 2] * 4),
+        "everything-lost.bin": pair_settings(flags=0x07, total=2000) + bytes([1] * 64),
+    }
+
+
 def write(folder, files):
     folder.mkdir(exist_ok=True)
     for name, data in files.items():
@@ -186,6 +265,8 @@ def main():
     # gathers the longer packets and holds back the short ones.
     seeds["mariadb_session-small-reads.bin"] = mysql_input(captured_sessions()["mariadb_session"], 7, 0x38)
     write(HERE / "mysql_session", seeds)
+    write(HERE / "tcp_host", tcp_host_seeds())
+    write(HERE / "tcp_pair", tcp_pair_seeds())
 
 
 if __name__ == "__main__":

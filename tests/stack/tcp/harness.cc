@@ -47,15 +47,9 @@ void PrintTo(const seq_variant& v, std::ostream* os) {
   *os << v.name << " (ISS " << v.iss << ", remote ISN " << v.remote_isn << ")";
 }
 
-std::string pattern(std::size_t offset, std::size_t len) {
-  std::string out(len, '\0');
-  for (std::size_t i = 0; i < len; ++i) out[i] = char('a' + (offset + i) % 26);
-  return out;
-}
-
 std::string variant_name(const ::testing::TestParamInfo<seq_variant>& info) { return info.param.name; }
 
-harness::harness() : isn_(test_secret), cookies_(test_secret) {
+harness::harness() : host_(test_secret, 0x0a000001, 0x0a000002, local_port) {
   use(normal_space);
   config.mss = 1000;
   config.send_buffer = 64000;
@@ -77,22 +71,15 @@ void harness::use(const seq_variant& v) {
 
 void harness::TearDown() {
   for (const seg& s : emitted_) ADD_FAILURE() << "segment emitted but not expected: " << ::testing::PrintToString(s);
-  accept_queue_.clear();
-  children_.clear();
-  flows_.clear();
-  listener_.reset();
+  host_.clear();
   EXPECT_EQ(connection::live_count(), 0u) << "connections leaked";
   EXPECT_EQ(ring_buffer::live_bytes(), 0u) << "ring buffers leaked";
-}
-
-flow_tuple harness::tuple_for(std::uint16_t peer) const {
-  return flow_tuple{0x0a000001, 0x0a000002, local_port, peer ? peer : remote_port};
 }
 
 void harness::open() {
   now = 10'000 * ms;
   ts_offset = 7777;
-  flows_[remote_port] = std::make_unique<connection>(open_params{tuple_for(0), iss, ts_offset}, config, now);
+  host_.open(remote_port, iss, ts_offset, config, now);
   run_output();
 }
 
@@ -131,11 +118,11 @@ std::vector<std::uint32_t> harness::sent_offsets() {
 
 void harness::listen() {
   // Choose the clock so that ISN = M + F lands on `iss` (RFC 6528 3).
-  const std::uint32_t f = isn_.next(tuple_for(0), 0).raw();
+  const std::uint32_t f = host_.isn().next(tuple_for(0), 0).raw();
   now = isn_turn_ns + std::uint64_t(std::uint32_t(iss.raw() - f)) * isn_tick_ns;
   const flow_tuple t = tuple_for(0);
-  ts_offset = isn_.next(flow_tuple{t.remote_addr, t.local_addr, t.remote_port, t.local_port}, 0).raw();
-  listener_ = std::make_unique<listener>(listen_config, isn_, &cookies_);
+  ts_offset = host_.isn().next(flow_tuple{t.remote_addr, t.local_addr, t.remote_port, t.local_port}, 0).raw();
+  host_.listen(listen_config);
 }
 
 void harness::establish() {
@@ -169,32 +156,11 @@ drop_reason harness::send(const seg& s, std::source_location loc) {
   t.window = s.window.value_or(65535);
   t.options = s.options;
   t.payload = as_bytes(s.payload);
-  const std::uint16_t peer = t.src_port;
-  if (auto it = flows_.find(peer); it != flows_.end()) {
-    connection::input_result r = it->second->input(t, now);
-    if (r.reply) deliver(*r.reply);
-    collect(*it->second);
-    return r.drop;
-  }
-  if (!listener_) {
-    ADD_FAILURE() << "no connection or listener for peer port " << peer;
+  if (!host_.has(t.src_port) && !host_.listening()) {
+    ADD_FAILURE() << "no connection or listener for peer port " << t.src_port;
     return drop_reason::none;
   }
-  // What stack::listen_in does with the verdict.
-  listener::verdict v = listener_->input(tuple_for(peer), t, now, config);
-  if (v.reply) deliver(*v.reply);
-  if (!v.open) return v.drop;
-  auto& c = flows_[peer] = std::make_unique<connection>(*v.open, config, v.syn ? *v.syn : t, now);
-  c->set_admission(&admission_);
-  children_.insert(c.get());
-  if (v.syn) {  // a returning cookie: its SYN-ACK went out, then the ACK that brought it
-    c->syn_ack_sent(now);
-    connection::input_result r = c->input(t, now);
-    if (r.reply) deliver(*r.reply);
-    v.drop = r.drop;
-  }
-  collect(*c);
-  return v.drop;
+  return host_.input(t, config, now, [this](const tcp_segment& out) { deliver(out); }).drop;
 }
 
 void harness::deliver(const tcp_segment& t) {
@@ -211,12 +177,8 @@ void harness::deliver(const tcp_segment& t) {
   emitted_.push_back(std::move(s));
 }
 
-void harness::collect(connection& c) {
-  c.output(now, [this](const tcp_segment& t) { deliver(t); });
-}
-
 void harness::run_output() {
-  for (auto& [peer, c] : flows_) collect(*c);
+  host_.output(now, [this](const tcp_segment& t) { deliver(t); });
 }
 
 void harness::expect(const seg& want, std::source_location loc) {
@@ -242,22 +204,7 @@ void harness::expect_nothing(std::source_location loc) {
 void harness::advance(std::uint64_t ms_count) { advance_ns(ms_count * ms); }
 
 void harness::advance_ns(std::uint64_t ns) {
-  const std::uint64_t target = now + ns;
-  for (;;) {
-    connection* next = nullptr;
-    std::uint64_t when = target + 1;
-    for (auto& [peer, c] : flows_) {
-      if (c->next_deadline() < when) {
-        when = c->next_deadline();
-        next = c.get();
-      }
-    }
-    if (!next) break;
-    now = std::max(now, when);
-    next->on_timer(now);
-    collect(*next);
-  }
-  now = target;
+  now = host_.advance(now, now + ns, [this](const tcp_segment& t) { deliver(t); });
 }
 
 std::size_t harness::app_write(std::size_t n) {
@@ -303,39 +250,9 @@ void harness::app_abort() {
   run_output();
 }
 
-connection& harness::conn(std::uint16_t peer) { return *flows_.at(peer ? peer : remote_port); }
+connection& harness::conn(std::uint16_t peer) { return host_.conn(peer ? peer : remote_port); }
 
-bool harness::has_conn(std::uint16_t peer) const { return flows_.contains(peer ? peer : remote_port); }
-
-// The listener's accept queue as listen_socket keeps it: admitted
-// connections in order, handed out by accept().
-bool harness::child_admission::admit(connection& c) {
-  if (!h.listener_->admit()) return false;
-  h.children_.erase(&c);
-  h.accept_queue_.push_back(&c);
-  return true;
-}
-
-connection* harness::accept() {
-  if (accept_queue_.empty()) return nullptr;
-  connection* c = accept_queue_.front();
-  accept_queue_.pop_front();
-  listener_->accepted();
-  return c;
-}
-
-void harness::reap() {
-  std::erase_if(flows_, [&](const auto& f) {
-    connection* c = f.second.get();
-    if (c->state() != tcp_state::closed) return false;
-    if (children_.erase(c) != 0 && listener_) listener_->child_gone(false);
-    if (const auto it = std::ranges::find(accept_queue_, c); it != accept_queue_.end()) {
-      accept_queue_.erase(it);
-      if (listener_) listener_->child_gone(true);
-    }
-    return true;
-  });
-}
+bool harness::has_conn(std::uint16_t peer) const { return host_.has(peer ? peer : remote_port); }
 
 std::uint16_t harness::default_window() const {
   return std::uint16_t(std::min<std::size_t>(config.recv_buffer, 0xffff));

@@ -1,9 +1,9 @@
 #pragma once
 // The send/expect harness for TCP state-machine tests (STYLE.md "Tests"):
 // a fixture owning connections (and a listener) at virtual time, like the
-// integration's flow table would. The listener is the stack's own
+// integration's flow table would (host.hh). The listener is the stack's own
 // (tcp::listener, which stack::listen_in runs); what the stack does with
-// its verdicts, the harness does the same way (send(), accept(), reap()).
+// its verdicts, the host does the same way (send(), accept(), reap()).
 //
 //   send({.control = syn, .seq = rn, .options = {.mss = 1000}});   // input, then output
 //   expect({.control = syn, .seq = iss, .ack = rn + 1, .options = {.mss = 1000}});
@@ -19,10 +19,7 @@
 #include <cstdint>
 #include <deque>
 #include <initializer_list>
-#include <map>
-#include <memory>
 #include <optional>
-#include <set>
 #include <ostream>
 #include <source_location>
 #include <string>
@@ -33,6 +30,8 @@
 #include "stack/tcp/connection.hh"
 #include "stack/tcp/isn.hh"
 #include "stack/tcp/listener.hh"
+#include "tests/stack/tcp/host.hh"
+#include "tests/stack/tcp/pattern.hh"
 
 namespace affine::stack::tcp::testing {
 
@@ -68,8 +67,6 @@ inline constexpr seq_variant normal_space{"normal", 1000, 5000};
 inline constexpr seq_variant wrapping_space{"wrap", 0xfffffffd, 0xfffffffc};
 void PrintTo(const seq_variant& v, std::ostream* os);
 
-// Bytes of the test stream: offset i holds 'a' + i % 26.
-std::string pattern(std::size_t offset, std::size_t len);
 
 class harness : public ::testing::Test {
  protected:
@@ -136,15 +133,15 @@ class harness : public ::testing::Test {
 
   connection& conn(std::uint16_t peer = 0);
   bool has_conn(std::uint16_t peer = 0) const;
-  listener& lst() { return *listener_; }
+  listener& lst() { return host_.lst(); }
   // The oldest connection in the accept queue (as the stack's accept()
   // takes it), or null.
-  connection* accept();
+  connection* accept() { return host_.accept(); }
   // Destroys closed connections, as the flow table would (a child of the
   // listener not accepted leaves its queue, as child_settled() does).
-  void reap();
+  void reap() { host_.reap(); }
   // The ISS a SYN from `peer` arriving now gets from the listener.
-  seq32 iss_for(std::uint16_t peer) const { return isn_.next(tuple_for(peer), now); }
+  seq32 iss_for(std::uint16_t peer) const { return host_.isn().next(tuple_for(peer), now); }
   // The window expect() assumes when a test gives none.
   std::uint16_t default_window() const;
   // Our TSval at the current time (RFC 7323 5.4: a 1 ms clock plus the
@@ -159,23 +156,10 @@ class harness : public ::testing::Test {
   std::uint32_t ts_offset = 0;
 
  private:
-  flow_tuple tuple_for(std::uint16_t peer) const;
-  void collect(connection& c);
+  flow_tuple tuple_for(std::uint16_t peer) const { return host_.tuple_for(peer ? peer : remote_port); }
   void deliver(const tcp_segment& s);
 
-  struct child_admission final : admission {
-    explicit child_admission(harness& owner) : h(owner) {}
-    bool admit(connection& c) override;
-    harness& h;
-  };
-
-  isn_generator isn_;
-  syn_cookies cookies_;
-  std::unique_ptr<listener> listener_;
-  child_admission admission_{*this};
-  std::set<connection*> children_;          // made by the listener, not admitted
-  std::deque<connection*> accept_queue_;    // admitted, not accepted
-  std::map<std::uint16_t, std::unique_ptr<connection>> flows_;
+  host host_;
   std::deque<seg> emitted_;
   std::size_t written_ = 0;
 };
