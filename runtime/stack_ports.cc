@@ -56,6 +56,25 @@ class dpdk_stacks final : public running_stacks {
         std::vector<const stack::core_counters*> cores;
         for (unsigned c = 0; c < s[i]->cores(); ++c) cores.push_back(&s[i]->counters(c));
         stack::append_metrics(out, unsigned(i), cores);
+        out.push_back({.name = "affine_stack_tcp_connections",
+                       .help = "TCP connections in the stack's flow table (SYN-RECEIVED to TIME-WAIT).",
+                       .counter = false,
+                       .labels = {{"port", std::to_string(i)}},
+                       .value = s[i]->connections()});
+        out.push_back({.name = "affine_stack_tcp_syn_received",
+                       .help = "TCP connections in SYN-RECEIVED: what the listeners' SYN queues hold.",
+                       .counter = false,
+                       .labels = {{"port", std::to_string(i)}},
+                       .value = s[i]->syn_received()});
+      }
+      // The mbufs held, against the pools' sizes: what a flood may not keep.
+      for (const auto& p : drivers::dpdk::packet_pool_usage()) {
+        const std::vector<std::pair<std::string, std::string>> labels{{"node", std::to_string(p.node)},
+                                                                      {"room", std::to_string(p.room)}};
+        out.push_back({.name = "affine_packet_pool_in_use", .help = "Packet pool mbufs in use (not free, not cached).",
+                       .counter = false, .labels = labels, .value = p.in_use});
+        out.push_back({.name = "affine_packet_pool_size", .help = "Packet pool mbufs in all.", .counter = false,
+                       .labels = labels, .value = p.size});
       }
     });
   }

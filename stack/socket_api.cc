@@ -426,6 +426,18 @@ void stack::close_listener(listen_socket* l) {
   }
 }
 
+std::size_t stack::syn_received() {
+  // Lock order: the table's lock (no listener leaves meanwhile), then each
+  // listener's; close_listener takes them one after the other, never both.
+  std::lock_guard g(listeners_lock_);
+  std::size_t n = 0;
+  listeners_.for_each([&n](std::uint16_t, listen_socket* l) {
+    std::lock_guard lg(l->lock);
+    n += l->queue.syn_received();
+  });
+  return n;
+}
+
 // An ephemeral port from the dynamic range (RFC 6056 3.3.1's counter) whose
 // tuple is free and, where RSS decides, whose replies reach `core`
 // (rss_ports.hh); any free port where none does.

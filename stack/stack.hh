@@ -90,6 +90,9 @@ class stack final : public drivers::packet_sink {
   unsigned cores() const { return unsigned(cores_.size()); }
   std::uint32_t address() const { return routes_.address(); }
   std::size_t connections() const { return flows_.size(); }
+  // Connections in SYN-RECEIVED over every listener: what their SYN queues
+  // hold (each bounded by its backlog). Takes the listeners' locks.
+  std::size_t syn_received();
   // One line per connection (tcp::connection::describe), for stats and for
   // tests that must say why a transfer stalled.
   std::vector<std::string> describe_connections() const;

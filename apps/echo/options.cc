@@ -40,6 +40,8 @@ std::expected<void, std::string> apply(options& o, std::string_view flag, std::s
     if (flag == "--port") return set(o.server.port, number<std::uint16_t>(flag, value, 0, 65535));
     if (flag == "--max-connections")
       return set(o.server.max_connections, number<std::uint64_t>(flag, value, 0, UINT64_MAX));
+    if (flag == "--backlog") return set(o.server.backlog, number<unsigned>(flag, value, 1, 65535));
+    if (flag == "--metrics-port") return set(o.server.metrics_port, number<std::uint16_t>(flag, value, 0, 65535));
   } else {
     if (flag == "--to") return set(o.client.to, endpoint(value));
     if (flag == "--connections") return set(o.client.connections, number<unsigned>(flag, value, 1, 100'000));
@@ -73,6 +75,7 @@ std::expected<options, std::string> parse_args(std::span<const std::string> args
 
 std::string usage() {
   return "usage: affine-echo [--config FILE] [--set KEY=VALUE]... server --port N [--max-connections K]\n"
+         "                   [--backlog B] [--metrics-port M]\n"
          "       affine-echo [--config FILE] [--set KEY=VALUE]... client --to IP:PORT --connections C\n"
          "                   --requests R --size S [--timeout-ms T]\n";
 }

@@ -1,7 +1,7 @@
 #pragma once
 // affine-echo's command line (what affine::run leaves after --config/--set):
 //
-//   affine-echo server --port N [--max-connections K]
+//   affine-echo server --port N [--max-connections K] [--backlog B] [--metrics-port M]
 //   affine-echo client --to IP:PORT --connections C --requests R --size S [--timeout-ms T]
 
 #include <cstdint>
@@ -16,6 +16,11 @@ namespace affine_echo {
 struct server_options {
   std::uint16_t port = 0;                // 0: the kernel picks one (printed at start)
   std::uint64_t max_connections = 0;     // stop after serving this many; 0 = until SIGINT/SIGTERM
+  unsigned backlog = 1024;               // the listener's SYN and accept queues (net::listen_options)
+  // A second port where each connection gets affine::collect_metrics() as
+  // JSON lines, then the close (the attack suite reads the stack's drops,
+  // connections and packet pools there); 0: none.
+  std::uint16_t metrics_port = 0;
 };
 
 struct client_options {

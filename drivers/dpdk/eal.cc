@@ -105,6 +105,14 @@ std::expected<rte_mempool*, std::string> packet_pool(unsigned node, unsigned mbu
   return mp;
 }
 
+std::vector<pool_usage> packet_pool_usage() {
+  std::lock_guard lock(eal_mutex);
+  std::vector<pool_usage> out;
+  for (const auto& [key, mp] : pools)
+    out.push_back({.node = key.first, .room = key.second, .in_use = rte_mempool_in_use_count(mp), .size = mp->size});
+  return out;
+}
+
 std::expected<void, std::string> register_thread() {
   if (rte_lcore_id() != LCORE_ID_ANY) return {};
   if (rte_thread_register() != 0)

@@ -6,6 +6,7 @@
 #include <expected>
 #include <span>
 #include <string>
+#include <vector>
 
 struct rte_mempool;
 
@@ -36,6 +37,17 @@ constexpr std::uint32_t frame_bytes(std::uint32_t mtu) { return mtu + 14 + 4 + 4
 inline constexpr unsigned default_pool_mbufs = 8191;
 std::expected<rte_mempool*, std::string> packet_pool(unsigned node, unsigned mbufs = default_pool_mbufs,
                                                      std::uint32_t frame = frame_bytes(1500));
+
+// Each packet pool made so far: its mbufs in use (rte_mempool_in_use_count:
+// held by the stack, the driver's rings or in flight, cached ones
+// excluded) and its size, for collect_metrics.
+struct pool_usage {
+  unsigned node = 0;
+  std::uint32_t room = 0;  // bytes of data room a buffer
+  unsigned in_use = 0;
+  unsigned size = 0;
+};
+std::vector<pool_usage> packet_pool_usage();
 
 // Make the calling thread an EAL lcore (rte_thread_register) so mempool
 // caches work on it; reactors call this at start. Idempotent per thread.
