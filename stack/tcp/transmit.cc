@@ -69,9 +69,13 @@ void connection::output_data(std::uint64_t now_ns, segment_sink sink) {
   }
   if (retransmit_head_) {
     // RFC 5681 3.2 step 3, RFC 6582 3.2 steps 3 and 5: resend the first
-    // unacknowledged segment, whatever the windows say.
+    // unacknowledged segment, whatever the windows say: no more of it than
+    // was sent (a segment the peer's window cut short is resent as short;
+    // bytes never sent are new data, which the windows govern, and past
+    // SND.MAX the peer's ACK of them would be dropped).
     retransmit_head_ = false;
-    const auto len = std::uint32_t(std::min<std::size_t>(eff_mss_, snd_buf_.size()));
+    const auto sent = std::uint32_t(seq_min(snd_max_, fin_seq()) - snd_una_);
+    const auto len = std::uint32_t(std::min<std::size_t>({eff_mss_, snd_buf_.size(), sent}));
     const bool fin = fin_queued_ && snd_una_ + len == fin_seq() && snd_max_ > fin_seq();
     if (len > 0 || fin) send_data_segment(snd_una_, len, fin, now_ns, sink);
   }

@@ -116,6 +116,28 @@ TEST_P(FastRetransmit, CubicReducesToBetaOfCwnd_RFC9438_4_6) {
   EXPECT_EQ(conn().congestion().cwnd(), 10000u);     // ssthresh + 3 * SMSS
 }
 
+// Found by the tcp_pair fuzz target: segments cut short by the peer's
+// window were resent a full MSS long, with bytes never sent before and past
+// the window, and SND.MAX not moved over them; the peer's ACK of those bytes
+// was then beyond SND.MAX, dropped with an ACK, which the peer answered as
+// an old segment: an ACK loop for ever. The lost segment is resent as it
+// was sent.
+TEST_P(FastRetransmit, ResendsNoMoreThanWasSent_RFC5681_3_2_Step3) {
+  open();
+  expect({.control = syn, .seq = iss, .options = {.mss = 1000}});
+  send({.control = syn, .seq = rn, .ack = iss + 1, .window = 500, .options = {.mss = 1000}});
+  expect({.seq = iss + 1, .ack = rn + 1});
+  app_write(1500);
+  expect({.seq = iss + 1, .ack = rn + 1, .payload = pattern(0, 500)});
+  expect_nothing();  // the window is full
+  dup_ack(500);
+  dup_ack(500);
+  dup_ack(500);
+  expect({.seq = iss + 1, .ack = rn + 1, .payload = pattern(0, 500)});
+  expect_nothing();
+  EXPECT_EQ(conn().stats().fast_retransmits, 1u);
+}
+
 TCP_IN_BOTH_SEQUENCE_SPACES(FastRetransmit);
 
 }  // namespace
