@@ -85,7 +85,7 @@ class Conn:
     """One connection scapy opens to dst:dport. snd_nxt and rcv_nxt are
     scapy's; the server's RCV.NXT is our snd_nxt."""
 
-    def __init__(self, peer, dport, window=65535, options=None):
+    def __init__(self, peer, dport, window=65535, options=None, timestamps=False):
         self.p, self.dport, self.window = peer, dport, window
         self.sport = next(_ports)
         self.iss = random.randrange(1 << 32)
@@ -93,14 +93,25 @@ class Conn:
         self.rcv_nxt = None
         self.options = options if options is not None else [("MSS", 1460)]
         self.synack = None
+        # RFC 7323: with timestamps every segment after the SYN carries
+        # (tsval, tsecr); tsval steps by one a segment, tsecr echoes the
+        # SYN-ACK's.
+        self.tsval = random.randrange(1 << 31) if timestamps else None
+        self.tsecr = 0
+        if timestamps:
+            self.options = self.options + [("Timestamp", (self.tsval, 0))]
 
     def ip(self):
         return IP(src=self.p.src, dst=self.p.dst)
 
-    def tcp(self, flags, seq=None, ack=None, window=None, options=()):
+    def tcp(self, flags, seq=None, ack=None, window=None, options=(), tsval=None):
+        options = list(options)
+        if self.tsval is not None and self.rcv_nxt is not None and not any(o[0] == "Timestamp" for o in options):
+            self.tsval = (self.tsval + 1) % (1 << 32)
+            options.append(("Timestamp", (self.tsval if tsval is None else tsval, self.tsecr)))
         return TCP(sport=self.sport, dport=self.dport, flags=flags, seq=self.snd_nxt if seq is None else seq,
                    ack=(self.rcv_nxt or 0) if ack is None else ack, window=self.window if window is None else window,
-                   options=list(options))
+                   options=options)
 
     def mine(self, frames):
         return [f for f in frames if TCP in f and f[TCP].sport == self.dport and f[TCP].dport == self.sport]
@@ -125,13 +136,18 @@ class Conn:
             return False
         self.synack = f[TCP]
         self.rcv_nxt = (f[TCP].seq + 1) % (1 << 32)
+        if self.tsval is not None:
+            ts = dict(o for o in f[TCP].options if isinstance(o, tuple) and len(o) == 2).get("Timestamp")
+            if ts is None:
+                return False  # asked for timestamps, the server did not take them
+            self.tsecr = ts[0]
         self.snd_nxt = (self.iss + 1) % (1 << 32)
         self.p.send(self.ip() / self.tcp("A"))
         return True
 
-    def send_data(self, data, seq=None, ack=None, window=None):
+    def send_data(self, data, seq=None, ack=None, window=None, tsval=None):
         seq = self.snd_nxt if seq is None else seq
-        self.p.send(self.ip() / self.tcp("PA", seq=seq, ack=ack, window=window) / Raw(data))
+        self.p.send(self.ip() / self.tcp("PA", seq=seq, ack=ack, window=window, tsval=tsval) / Raw(data))
         if seq == self.snd_nxt:
             self.snd_nxt = (self.snd_nxt + len(data)) % (1 << 32)
 

@@ -33,8 +33,16 @@ CASES = {
     "syn_established_outside": ("SYN in ESTABLISHED, outside the window (RFC 5961 4.2)", "challenge_ack"),
     "ack_too_old": ("data, ACK older than SND.UNA - MAX.SND.WND (RFC 5961 5.2)", "dropped_with_ack"),
     "ack_beyond_snd_nxt": ("data, ACK beyond SND.NXT (RFC 5961 5.2, RFC 9293 3.10.7.4)", "dropped_with_ack"),
+    # Before icmp_frag_needed: that one lowers the path MTU for every later
+    # connection from the same address.
+    "icmp_not_in_flight": ("ICMP frag needed, MTU 1000, quoting a seq not in flight (RFC 5927 4.1)", "ignored"),
     "icmp_frag_needed": ("ICMP frag needed, MTU 1000, quoting a seq in flight (RFC 1191, RFC 5927)",
                          "resegmented"),
+    "data_outside_window": ("data beyond the receive window (RFC 9293 3.10.7.4)", "dropped_with_ack"),
+    "paws_old_timestamp": ("data with a TSval older than TS.Recent (RFC 7323 5.3 R1)", "dropped_with_ack"),
+    "fin": ("FIN in ESTABLISHED: acknowledged, the server closes too (RFC 9293 3.10.7.4)", "fin_acked"),
+    "closed_port_syn": ("SYN to a port nobody listens on (RFC 9293 3.10.7.1)", "rst_ack"),
+    "listen_bare_ack": ("an ACK to a listener, no connection (RFC 9293 3.10.7.2)", "rst_seq_of_ack"),
     "mss_1": ("SYN with MSS 1: echoed data comes in segments of the MSS floor (CVE-2019-11479)", "floor"),
     "wscale_15": ("SYN with window scale 15: taken as 14 (RFC 7323 2.3)", "shift_14"),
     # Last: a full SYN queue answers later SYNs with cookies, which carry
@@ -84,17 +92,19 @@ def case_syn(c, offset):
     return answer, {"reply": reply, "alive_after": ok}
 
 
-def case_bad_ack(c, ack):
+def case_unacceptable(c, data, **how):
+    """Data the server must not take (`how`: a bad seq, ack or tsval): it
+    answers with an ACK of its RCV.NXT or nothing, and the connection
+    lives."""
     m, before = c.p.mark(), c.snd_nxt
-    c.send_data(b"must not be taken", ack=ack % (1 << 32))
+    c.send_data(data, **how)
     c.snd_nxt = before  # if it was dropped, the server's RCV.NXT is still here
     reply = after_probe(c, m)
     time.sleep(0.2)
-    echoed = any(c.payloads(m))
-    ok = not echoed and alive(c)
-    if echoed:
+    if any(c.payloads(m)):
         return "accepted", {"reply": reply}
-    answer = "dropped_with_ack" if reply == "ack" else ("dropped" if reply == "silent" else reply)
+    ok = alive(c)
+    answer = {"ack": "dropped_with_ack", "silent": "dropped"}.get(reply, reply) if ok else "aborted"
     return answer, {"reply": reply, "alive_after": ok}
 
 
@@ -119,6 +129,70 @@ def case_icmp(c):
     if not after:
         return "not_resent", extra
     return ("resegmented" if max(sizes_after) <= 1000 - 40 else "not_resegmented"), extra
+
+
+def case_icmp_not_in_flight(c):
+    """A frag-needed quoting a sequence number the server never sent: no
+    connection acts on it (the quote is checked first)."""
+    import peer
+    c.p.send(peer.icmp_frag_needed(c, (c.rcv_nxt + (1 << 30)) % (1 << 32), 1000))
+    time.sleep(0.3)
+    m = c.p.mark()
+    for _ in range(3):
+        c.send_data(bytes(range(200)) * 7)
+    time.sleep(0.8)
+    sizes = sorted({s[1] for s in c.payloads(m)})
+    if not sizes:
+        return "no_data", {}
+    return ("ignored" if max(sizes) > 1000 - 40 else "resegmented"), {"sizes_after": sizes}
+
+
+def case_paws(c):
+    if not alive(c):  # TS.Recent is now our tsval
+        return "no_echo", {}
+    return case_unacceptable(c, b"an old timestamp", tsval=(c.tsval - 100000) % (1 << 32))
+
+
+def case_fin(c):
+    m = c.p.mark()
+    c.p.send(c.ip() / c.tcp("FA"))
+    c.snd_nxt = (c.snd_nxt + 1) % (1 << 32)
+    acked = c.wait(m, lambda t: t.flags.A and t.ack == c.snd_nxt, 2.0)
+    theirs = c.wait(m, lambda t: t.flags.F, 2.0)
+    if theirs is not None:  # ACK their FIN: the server's side ends, not in TIME-WAIT here
+        c.rcv_nxt = (theirs["TCP"].seq + 1) % (1 << 32)
+        c.ack()
+    answer = "fin_acked" if acked is not None and theirs is not None else (
+        "fin_not_acked" if acked is None else "no_fin_back")
+    return answer, {"server_fin": theirs is not None}
+
+
+def case_closed_port_syn(p, port):
+    from peer import Conn
+    c = Conn(p, port)
+    m = p.mark()
+    p.send(c.ip() / c.tcp("S", seq=c.iss, ack=0, options=c.options))
+    f = c.wait(m, lambda t: True, 1.0)
+    if f is None:
+        return "silent", {}
+    t = f["TCP"]
+    good = t.flags.R and t.flags.A and t.seq == 0 and t.ack == (c.iss + 1) % (1 << 32)
+    return ("rst_ack" if good else "other"), {"flags": str(t.flags), "seq": t.seq, "ack": t.ack}
+
+
+def case_listen_bare_ack(p, port):
+    from peer import Conn
+    import random
+    c = Conn(p, port)
+    c.rcv_nxt = random.randrange(1 << 32)  # an ACK of something never sent
+    m = p.mark()
+    p.send(c.ip() / c.tcp("A", seq=c.iss))
+    f = c.wait(m, lambda t: True, 1.0)
+    if f is None:
+        return "silent", {}
+    t = f["TCP"]
+    good = t.flags.R and not t.flags.A and t.seq == c.rcv_nxt
+    return ("rst_seq_of_ack" if good else "other"), {"flags": str(t.flags), "seq": t.seq}
 
 
 def case_mss_1(c):
@@ -205,6 +279,12 @@ def run_case(name, peer_obj, port, cookies_cmd):
         c = Conn(peer_obj, port)
     if name == "syn_cookie":
         return case_syn_cookie(c, cookies_cmd, spoofs=4 * BACKLOG)
+    if name == "closed_port_syn":
+        return case_closed_port_syn(peer_obj, port + 1)
+    if name == "listen_bare_ack":
+        return case_listen_bare_ack(peer_obj, port)
+    if name == "paws_old_timestamp":
+        c = Conn(peer_obj, port, timestamps=True)
     if not c.open():
         return "no_handshake", {}
     una = c.rcv_nxt  # the server's SND.UNA: it has sent nothing yet
@@ -219,11 +299,19 @@ def run_case(name, peer_obj, port, cookies_cmd):
     if name == "syn_established_outside":
         return case_syn(c, 1 << 30)
     if name == "ack_too_old":
-        return case_bad_ack(c, una - 65535 - 100000)
+        return case_unacceptable(c, b"must not be taken", ack=(una - 65535 - 100000) % (1 << 32))
     if name == "ack_beyond_snd_nxt":
-        return case_bad_ack(c, una + 100000)
+        return case_unacceptable(c, b"must not be taken", ack=(una + 100000) % (1 << 32))
     if name == "icmp_frag_needed":
         return case_icmp(c)
+    if name == "icmp_not_in_flight":
+        return case_icmp_not_in_flight(c)
+    if name == "data_outside_window":
+        return case_unacceptable(c, b"far beyond the window", seq=(c.snd_nxt + (1 << 30)) % (1 << 32))
+    if name == "paws_old_timestamp":
+        return case_paws(c)
+    if name == "fin":
+        return case_fin(c)
     if name == "mss_1":
         return case_mss_1(c)
     if name == "wscale_15":
