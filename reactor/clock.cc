@@ -12,6 +12,8 @@
 // does (cycles_ordered, reactor/cycles.hh): a deadline another core set is
 // never in the future of a core that saw it. Elsewhere, or with
 // AFFINE_CLOCK=monotonic in the environment, now_ns is clock_gettime itself.
+// A harness that runs the runtime at virtual time makes it manual before its
+// first read (start_manual_clock): now_ns is then what it was last set to.
 //
 // Why it keeps calibrating: a rate measured once, over one window at start-up,
 // is as good as whatever the machine was doing in that window. A fresh CI run
@@ -102,6 +104,11 @@ tsc_clock::sample tsc_clock::take_sample() noexcept {
 }
 
 tsc_clock::tsc_clock(start st) {
+  if (st.manual_ns) {
+    manual_ = true;
+    manual_now_.store(*st.manual_ns, std::memory_order_relaxed);
+    return;
+  }
   // The first rate: two samples 5 ms apart, each retried while its reads
   // were far apart (a sample taken across a preemption is worth nothing;
   // the rate is not known yet, so the bound is in ticks: 8,192, 3 us at
@@ -137,6 +144,12 @@ tsc_clock::tsc_clock(start st) {
   p.prev_end_ns.store(b.ns, std::memory_order_relaxed);
   p.prev_rate_q32.store(0, std::memory_order_relaxed);
   gen_.store(0, std::memory_order_release);
+}
+
+void tsc_clock::set_manual(std::uint64_t ns) noexcept {
+  std::uint64_t seen = manual_now_.load(std::memory_order_relaxed);
+  while (seen < ns && !manual_now_.compare_exchange_weak(seen, ns, std::memory_order_acq_rel)) {
+  }
 }
 
 std::uint64_t tsc_clock::outside_piece(std::uint64_t g, std::uint64_t t) noexcept {
@@ -225,14 +238,28 @@ tsc_clock::counters tsc_clock::stats() const noexcept {
 }
 
 namespace {
+std::atomic<std::uint64_t> manual_start{0};  // start_manual_clock's, before the clock was made; 0: none
+
+tsc_clock::start process_start() {
+  const std::uint64_t m = manual_start.load(std::memory_order_acquire);
+  return m != 0 ? tsc_clock::start{.manual_ns = m} : tsc_clock::start{};
+}
+
 // Inlined into now_ns(): a call and a frame are a tenth of a read.
 [[gnu::always_inline]] inline tsc_clock& the_clock() {
-  static tsc_clock c;
+  static tsc_clock c(process_start());
   return c;
 }
 }  // namespace
 
 tsc_clock& process_clock() { return the_clock(); }
+
+bool start_manual_clock(std::uint64_t start_ns) {
+  manual_start.store(std::max<std::uint64_t>(start_ns, 1), std::memory_order_release);
+  return the_clock().manual();
+}
+
+void set_manual_clock(std::uint64_t ns) noexcept { the_clock().set_manual(ns); }
 
 std::uint64_t cycles_per_us() noexcept { return process_clock().ticks_per_us(); }
 

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 
 #include "reactor/cycles.hh"
 
@@ -25,6 +26,11 @@ class tsc_clock {
     // Scale the counter by a rate this far from the one measured (ppm): a
     // clock that starts wrong, to see it corrected. Production passes 0.
     double rate_error_ppm = 0;
+    // A clock moved only by set_manual(), from this time on: virtual time
+    // for a harness that runs the runtime and the stack unchanged, every
+    // timer firing when the harness says (tests/fuzz/stack.cc). No counter
+    // is read or calibrated.
+    std::optional<std::uint64_t> manual_ns{};
   };
   // Measures the counter's rate against CLOCK_MONOTONIC (5 ms) where the
   // kernel keeps time by the counter; elsewhere, or with AFFINE_CLOCK=monotonic,
@@ -38,7 +44,7 @@ class tsc_clock {
   // stopped while it re-calibrates delays no reader.
   std::uint64_t now() noexcept {
     if (!scaled_) [[unlikely]]
-      return monotonic_ns();
+      return manual_ ? manual_now_.load(std::memory_order_acquire) : monotonic_ns();
     for (;;) {
       const std::uint64_t g = gen_.load(std::memory_order_acquire);
       const piece& p = pieces_[g & 1];
@@ -56,6 +62,10 @@ class tsc_clock {
   }
 
   bool scaled() const noexcept { return scaled_; }
+  bool manual() const noexcept { return manual_; }
+  // Moves a manual clock to `ns`; an earlier time is ignored (the clock
+  // never goes back). Precondition: manual().
+  void set_manual(std::uint64_t ns) noexcept;
   // Counter ticks per microsecond as first measured (time slices, spins).
   std::uint64_t ticks_per_us() const noexcept { return ticks_per_us_; }
 
@@ -103,6 +113,8 @@ class tsc_clock {
   };
 
   bool scaled_ = false;
+  bool manual_ = false;
+  std::atomic<std::uint64_t> manual_now_{0};
   std::uint64_t ticks_per_us_ = 1;
   alignas(64) std::atomic<std::uint64_t> gen_{0};
   piece pieces_[2];
@@ -118,5 +130,14 @@ class tsc_clock {
 
 // The process's clock, which now_ns() reads (made at its first use).
 tsc_clock& process_clock();
+
+// Makes the process's clock a manual one starting at `start_ns`, if it is
+// not made yet: call it before anything reads the time. Returns whether the
+// process clock is manual. set_manual_clock moves it (process_clock().
+// set_manual). With a manual clock every spin and busy poll bounded by time
+// must be off (reactor.spin_us = 0, busy_poll.budget_us = 0): time stands
+// still while they wait for it.
+bool start_manual_clock(std::uint64_t start_ns);
+void set_manual_clock(std::uint64_t ns) noexcept;
 
 }  // namespace affine::detail

@@ -187,5 +187,34 @@ TEST(reactor_clock, PiecesHandOverWithoutAStepBackOnAnyThread) {
   expect_never_backwards_on_a_thread(read, c);
 }
 
+// A manual clock (the virtual time tests/fuzz/stack.cc runs the runtime at)
+// reads what it was last set to, whatever the counter does, and never goes
+// back: an earlier time set is ignored.
+TEST(reactor_clock, AManualClockReadsWhatItWasSetToAndNeverGoesBack) {
+  tsc_clock c(tsc_clock::start{.manual_ns = 5'000'000'000});
+  ASSERT_TRUE(c.manual());
+  EXPECT_FALSE(c.scaled());
+  EXPECT_EQ(c.now(), 5'000'000'000u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  EXPECT_EQ(c.now(), 5'000'000'000u) << "a manual clock moved by itself";
+  c.set_manual(5'000'000'123);
+  EXPECT_EQ(c.now(), 5'000'000'123u);
+  c.set_manual(4'000'000'000);
+  EXPECT_EQ(c.now(), 5'000'000'123u) << "a manual clock went back";
+  std::uint64_t seen = 0;
+  std::thread other([&] { seen = c.now(); });
+  other.join();
+  EXPECT_EQ(seen, 5'000'000'123u) << "another thread read another time";
+}
+
+// The process clock is made at its first read: asking for a manual one
+// afterwards changes nothing (the clock keeps running on its own).
+TEST(reactor_clock, TheProcessClockCannotTurnManualOnceRead) {
+  const std::uint64_t a = now_ns();
+  EXPECT_FALSE(detail::start_manual_clock(1'000));
+  EXPECT_FALSE(detail::process_clock().manual());
+  EXPECT_GE(now_ns(), a);
+}
+
 }  // namespace
 }  // namespace affine::test
