@@ -44,6 +44,7 @@
 #include "stack/tcp/ring_buffer.hh"
 #include "stack/wire/tcp.hh"
 #include "tests/fuzz/check.hh"
+#include "tests/fuzz/tcp_steps.hh"
 #include "tests/stack/tcp/host.hh"
 
 namespace {
@@ -64,27 +65,11 @@ constexpr siphash_key secret{3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3};
 // buffers at the smallest MSS, far less than a loop that never ends.
 constexpr std::size_t max_sent_per_step = 1 << 16;
 
-std::byte stream_byte(seq32 s) { return std::byte(s.raw() & 0xff); }
+using affine_fuzz::peer_sequence;
+using affine_fuzz::reader;
 
-// Bytes of the input, read one at a time; zeros once it runs out.
-struct reader {
-  std::span<const std::uint8_t> left;
-  bool empty() const { return left.empty(); }
-  std::uint8_t next() {
-    if (left.empty()) return 0;
-    const std::uint8_t b = left.front();
-    left = left.subspan(1);
-    return b;
-  }
-};
-
-// What a peer knows: what it sent, what it was sent.
-struct peer_state {
-  seq32 snd_nxt{};          // the next sequence number it sends
-  bool synced = false;      // it sent a SYN (snd_nxt means something)
-  seq32 host_nxt{};         // past the last sequence number the host sent it
-  std::optional<seq32> host_ack{};
-  std::uint32_t ts_recent = 0;
+// What a peer knows (peer_sequence), and what the application made of it.
+struct peer_state : peer_sequence {
   bool tainted = false;     // a changed frame reached it: its bytes may be anything
   connection* app = nullptr;  // the connection the application holds for it
   std::optional<std::byte> last_read{};
@@ -152,75 +137,15 @@ class driver {
 
   void segment_step() {
     const unsigned peer = in_.next() % peers;
-    const std::uint8_t control = in_.next();
-    const std::uint8_t seq_sel = in_.next();
-    const std::uint8_t ack_sel = in_.next();
-    const std::size_t len = std::size_t(in_.next()) * 8;
-    const std::uint8_t opts = in_.next();
-    const std::uint8_t win = in_.next();
     peer_state& p = peers_[peer];
-
-    tcp_segment s;
-    s.src_port = port_of(peer);
-    s.dst_port = peer == peers - 1 ? local_port + 1 : local_port;
-    s.control = std::array{tcp_control::none, tcp_control::syn, tcp_control::fin, tcp_control::rst}[control & 3];
-    s.psh = control & 4;
-    s.urg = control & 8;
-    if (s.control == tcp_control::syn && (!p.synced || !host_.has(s.src_port))) {
-      // A new connection: its ISN from the input.
-      p.snd_nxt = seq32(std::uint32_t(control) << 24 | std::uint32_t(seq_sel) << 8 | 1);
-      p.synced = true;
-    }
-    // Near where the peer is, mostly exactly there.
-    const std::uint32_t seq_delta = std::uint32_t(seq_sel >> 3) << (seq_sel & 7 ? (seq_sel & 7) * 2 : 0);
-    switch (seq_sel & 7) {
-      case 0: case 1: case 2: case 3: s.seq = p.snd_nxt; break;
-      case 4: s.seq = p.snd_nxt - seq_delta; break;
-      case 5: s.seq = p.snd_nxt + seq_delta; break;
-      case 6: s.seq = p.host_ack.value_or(p.snd_nxt) + seq_delta; break;
-      default: s.seq = seq32(std::uint32_t(seq_sel) * 0x01010101u); break;
-    }
-    if (s.control == tcp_control::syn) s.seq = p.snd_nxt - 1;
-    const std::uint32_t ack_delta = std::uint32_t(ack_sel >> 3) << ((ack_sel >> 1) & 3) * 4;
-    switch (ack_sel & 7) {
-      case 0: case 1: case 2: s.ack = p.host_nxt; break;
-      case 3: s.ack = p.host_nxt - ack_delta; break;
-      case 4: s.ack = p.host_nxt + ack_delta; break;
-      case 5: s.ack = seq32(std::uint32_t(ack_sel) * 0x01030507u); break;
-      default: s.ack = std::nullopt; break;
-    }
-    if (s.control == tcp_control::syn && (ack_sel & 7) < 3) s.ack = std::nullopt;  // mostly a plain SYN
-    switch (win >> 6) {
-      case 0: s.window = 65535; break;
-      case 1: s.window = 0; break;
-      case 2: s.window = std::uint16_t(win << 8); break;
-      default: s.window = std::uint16_t(win & 63); break;
-    }
-    if (opts & 1) s.options.mss = std::uint16_t(opts & 2 ? 1460 : win);
-    if (opts & 4) s.options.window_scale = std::uint8_t(win % 15);  // emit_tcp writes at most 14; a changed byte sends more
-    if (opts & 8) s.options.sack_permitted = true;
-    if (cfg_.timestamps ? !(opts & 16) : (opts & 16))
-      s.options.timestamps = tcp_timestamps{std::uint32_t(now_ / ms) + 17, p.ts_recent};
-    if (opts & 32) {  // SACK blocks of what the host sent
-      s.options.sack_count = 1 + (win & 1);
-      for (unsigned k = 0; k < s.options.sack_count; ++k) {
-        const seq32 right = p.host_nxt - std::uint32_t(win) * 4 * k;
-        s.options.sack[k] = {right - std::uint32_t(len + 1), right};
-      }
-    }
-    std::optional<std::pair<std::size_t, std::uint8_t>> change;
-    if (opts & 64) {
-      const std::uint8_t at = in_.next();
-      const std::uint8_t x = in_.next();
-      change = {{at, x ? x : 1}};
-    }
-    const seq32 data_seq = s.seq + (s.control == tcp_control::syn ? 1u : 0u);
-    payload_.resize(len);
-    for (std::size_t i = 0; i < len; ++i) payload_[i] = stream_byte(data_seq + std::uint32_t(i));
-    s.payload = payload_;
-    if (s.control != tcp_control::rst && s.seq == p.snd_nxt - (s.control == tcp_control::syn ? 1u : 0u))
-      p.snd_nxt = s.seq + s.seq_len();
-    deliver(s, change);
+    const std::uint16_t src_port = port_of(peer);
+    auto step = affine_fuzz::read_segment(
+        in_, p, {.new_connection = !p.synced || !host_.has(src_port), .timestamps = cfg_.timestamps,
+                 .ts_value = std::uint32_t(now_ / ms) + 17},
+        payload_);
+    step.seg.src_port = src_port;
+    step.seg.dst_port = peer == peers - 1 ? local_port + 1 : local_port;
+    deliver(step.seg, step.change);
   }
 
   // The segment as the receive path sees it: written to bytes, perhaps a
@@ -315,11 +240,7 @@ class driver {
                 back.payload.size() == out.payload.size(),
             "a segment the host sent reads back otherwise");
     if (out.dst_port < first_peer_port || out.dst_port >= first_peer_port + peers) return;
-    peer_state& p = peers_[out.dst_port - first_peer_port];
-    const seq32 end = out.seq + out.seq_len();
-    if (out.control == tcp_control::syn || end > p.host_nxt || p.host_nxt == seq32{}) p.host_nxt = end;
-    if (out.ack) p.host_ack = out.ack;
-    if (out.options.timestamps) p.ts_recent = out.options.timestamps->value;
+    peers_[out.dst_port - first_peer_port].sent(out);
   }
 
   // After each step: closed connections go, and what must hold, holds.

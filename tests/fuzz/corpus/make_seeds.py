@@ -14,6 +14,10 @@ written by hand):
                   TIME-WAIT, RST and SYN in and out of the window, SACK and
                   out-of-order data, a SYN flood on a small backlog (with and
                   without cookies), zero windows, keepalive.
+  stack/          step sequences in the input shape of tests/fuzz/stack.cc (a
+                  whole stack on the wire): data both ways, fragments, a narrower
+                  path and ICMP fragmentation needed, an active open, UDP, raw
+                  frames, a SYN flood with cookies, the listener made again.
   tcp_pair/       settings and per-segment wire decisions in the shape of
                   tests/fuzz/tcp_pair.cc: a clean wire, losses, duplicates,
                   reordering, a slow reader on small buffers, no options.
@@ -231,6 +235,66 @@ def tcp_host_seeds():
     }
 
 
+# stack steps (tests/fuzz/stack.cc): the opcodes and calls differ from tcp_host's.
+def stack_settings(flags=0x07, mss=229, buffers=0x66, listener=0x1F):
+    return bytes([flags, mss, buffers, listener])
+
+
+def s_seg(peer, control=0, seq_sel=0, ack_sel=0, length=0, opts=0, win=0, change=None, fragments=None):
+    step = bytes([0, peer, control, seq_sel, ack_sel, length,
+                  opts | (64 if change else 0) | (128 if fragments is not None else 0), win])
+    return step + (bytes(change) if change else b"") + (bytes([fragments]) if fragments is not None else b"")
+
+
+def s_wait(b):
+    return bytes([3, b])
+
+
+def s_app(peer, call, amount=0, shift=0):
+    return bytes([4, peer | call << 4, amount, shift])
+
+
+def s_icmp(peer, code, mtu_units=0, quote_change=0):
+    return bytes([6, peer, code, mtu_units, quote_change])
+
+
+def s_other(kind, payload):
+    return bytes([7, kind, len(payload)]) + payload
+
+
+S_ACCEPT, S_READ, S_READ_VIEW, S_WRITE, S_WRITE_VIEW, S_SHUTDOWN, S_CLOSE, S_ABORT = 0, 1, 5, 6, 8, 9, 10, 12
+S_UDP, S_CONNECT, S_RELISTEN = 13, 14, 15
+ACTIVE = 15
+
+
+def stack_seeds():
+    data = s_seg(0, H_PSH, length=125)
+    return {
+        "established.bin": stack_settings(),
+        "data-in-read.bin": stack_settings() + data + data + s_app(0, S_READ, 200, 2) + s_wait(0x48)
+        + s_app(0, S_READ_VIEW, 255, 4),
+        "data-out-acked.bin": stack_settings() + s_app(0, S_WRITE, 250, 4) + s_wait(5) + s_seg(0) + s_wait(0x45)
+        + s_seg(0) + s_app(0, S_WRITE_VIEW, 100, 3) + s_wait(0x45) + s_seg(0),
+        "fragments.bin": stack_settings() + s_seg(0, H_PSH, length=40, fragments=0x05) + s_seg(0, H_PSH, length=40, fragments=0x35)
+        + s_app(0, S_READ, 255, 2),
+        "path-mtu.bin": stack_settings(listener=0x5F) + s_app(0, S_WRITE, 250, 5) + s_wait(2)
+        + s_icmp(0, 0x14, 72) + s_wait(0x48) + s_seg(0) + s_wait(0x48),
+        "connect.bin": stack_settings() + s_app(ACTIVE, S_CONNECT) + s_wait(3) + s_seg(ACTIVE, H_SYN, opts=0x0F)
+        + s_wait(1) + s_app(ACTIVE, S_WRITE, 100, 1) + s_seg(ACTIVE, H_PSH, length=10) + s_app(ACTIVE, S_READ, 200)
+        + s_app(ACTIVE, S_CLOSE) + s_seg(ACTIVE, H_FIN) + s_wait(0xC4),
+        "udp-and-raw.bin": stack_settings() + s_other(4, b"query") + s_app(0, S_UDP, 255) + s_app(0, S_UDP, 16)
+        + s_other(0, b"nobody") + s_other(2, b"\x00\x01\x08\x00\x06\x04\x00\x01") + s_other(1 | 1 << 2, b"icmp?")
+        + s_other(6, b"\x45\x00\x00\x14"),
+        "syn-flood-cookies.bin": stack_settings(listener=0x18) + b"".join(
+            s_seg(p, H_SYN, seq_sel=0x10 + p, ack_sel=7, opts=0x0F) for p in range(1, 14)) + s_seg(3) + s_app(0, S_ACCEPT),
+        "relisten-queued.bin": stack_settings() + s_seg(1, H_SYN, seq_sel=0x11, ack_sel=7, opts=0x0F) + s_seg(1)
+        + s_app(0, S_RELISTEN) + s_seg(2, H_SYN, seq_sel=0x12, ack_sel=7) + s_seg(2) + s_app(0, S_ACCEPT)
+        + s_app(2, S_ABORT),
+        "rst-and-syn-in-window.bin": stack_settings() + s_seg(0, H_RST, seq_sel=5 | 1 << 3) + s_seg(0, H_SYN)
+        + s_seg(0, H_RST, seq_sel=4 | 2 << 3) + s_seg(0, H_RST),
+    }
+
+
 # tcp_pair: settings, then one decision per segment (tests/fuzz/tcp_pair.cc).
 def pair_settings(flags=0xE7, mss=252, buffers=0x66, total=16000, reads=0):
     return bytes([flags, mss, buffers]) + struct.pack("<H", total) + bytes([reads])
@@ -267,6 +331,7 @@ def main():
     write(HERE / "mysql_session", seeds)
     write(HERE / "tcp_host", tcp_host_seeds())
     write(HERE / "tcp_pair", tcp_pair_seeds())
+    write(HERE / "stack", stack_seeds())
 
 
 if __name__ == "__main__":
