@@ -495,7 +495,7 @@ class driver {
     reap_connect();
     const core_counters& c = st_->counters(0);
     require(c.rx_packets.load() == frames_sent_, "a frame the peer sent never reached the RX path");
-    require(st_->connections() <= max_connections_ + 1, "the flow table outgrew max_connections");
+    require(st_->connections() <= max_connections_, "the flow table outgrew max_connections");
     require(st_->syn_received() <= backlog_, "the SYN queue outgrew the backlog");
   }
 
