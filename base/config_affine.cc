@@ -65,7 +65,16 @@ table_spec reactor() {
           integer("stack_kib", {16, 8192}, 64,
                   "Stack size of each fiber, in KiB; a guard page below each stack catches overflows."),
           integer("task_quota_us", {10, 1'000'000}, 500,
-                  "How long a reactor runs fibers before it polls its RX queues again, in microseconds."),
+                  "How long a reactor runs fibers before it polls its RX queues again, in microseconds; also a "
+                  "fiber's quantum: with preempt = \"on\", one that runs longer while other work waits on its "
+                  "core is preempted."),
+          enumeration("preempt", {"off", "on"}, "off",
+                      "Preempt a fiber that runs past its quantum (task_quota_us) while other fibers, timers or "
+                      "RX queues wait on its core: \"off\" leaves fibers cooperative (docs/reactor.md, "
+                      "\"Preemption\")."),
+          integer("stall_report_ms", {0, 60'000}, 100,
+                  "Report a fiber that keeps its core this long without yielding, with a backtrace, once per "
+                  "stall (also with preempt = \"off\"); 0: no reports."),
           enumeration("rxq_placement", {"local", "spread"}, "local",
                       "Which cores poll the RX queues: cores of the NIC's NUMA node (local), or cores spread over "
                       "all nodes."),

@@ -63,7 +63,20 @@ void set_clock(clock_fn now) noexcept { clock.store(now ? now : &steady_now_ns, 
 
 namespace detail {
 
+namespace {
+std::atomic<void (*)(bool)> critical_hook{nullptr};
+}  // namespace
+
+void set_critical_hook(void (*hook)(bool enter)) noexcept { critical_hook.store(hook, std::memory_order_relaxed); }
+
 void vwrite(level l, std::uint32_t suppressed, fmt::string_view format, fmt::format_args args) {
+  // The sink runs under a mutex: the calling fiber must not be preempted
+  // holding it (another fiber of its thread would block on it).
+  struct critical {
+    void (*hook)(bool) = critical_hook.load(std::memory_order_relaxed);
+    critical() { if (hook != nullptr) hook(true); }
+    ~critical() { if (hook != nullptr) hook(false); }
+  } const section;
   fmt::memory_buffer line;
   auto out = std::back_inserter(line);
   const int core = thread_core();

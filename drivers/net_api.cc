@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "drivers/net_backend.hh"
+#include "reactor/preempt.hh"
 
 namespace affine::net {
 
@@ -59,11 +60,13 @@ tcp_stream& tcp_stream::operator=(tcp_stream&& o) noexcept {
 tcp_stream::~tcp_stream() { close(); }
 
 std::expected<std::size_t, std::error_code> tcp_stream::read(std::span<std::byte> buf, deadline deadline_ns) {
+  const affine::detail::no_preempt guard;
   if (!impl_) return not_open();
   return impl_->read(buf, deadline_ns);
 }
 
 std::expected<void, std::error_code> tcp_stream::read_exactly(std::span<std::byte> buf, deadline deadline_ns) {
+  const affine::detail::no_preempt guard;
   if (!impl_) return not_open();
   while (!buf.empty()) {
     auto n = impl_->read(buf, deadline_ns);
@@ -75,35 +78,42 @@ std::expected<void, std::error_code> tcp_stream::read_exactly(std::span<std::byt
 }
 
 std::expected<void, std::error_code> tcp_stream::write(std::span<const std::byte> data, deadline deadline_ns) {
+  const affine::detail::no_preempt guard;
   if (!impl_) return not_open();
   return impl_->write(data, deadline_ns);
 }
 
 std::expected<std::span<const std::byte>, std::error_code> tcp_stream::read_view(deadline deadline_ns) {
+  const affine::detail::no_preempt guard;
   if (!impl_) return not_open();
   return impl_->read_view(deadline_ns);
 }
 
 void tcp_stream::consume(std::size_t n) {
+  const affine::detail::no_preempt guard;
   if (impl_) impl_->consume(n);
 }
 
 std::expected<std::span<std::byte>, std::error_code> tcp_stream::write_view(deadline deadline_ns) {
+  const affine::detail::no_preempt guard;
   if (!impl_) return not_open();
   return impl_->write_view(deadline_ns);
 }
 
 std::expected<void, std::error_code> tcp_stream::commit(std::size_t n, deadline deadline_ns) {
+  const affine::detail::no_preempt guard;
   if (!impl_) return not_open();
   return impl_->commit(n, deadline_ns);
 }
 
 std::expected<void, std::error_code> tcp_stream::shutdown_write() {
+  const affine::detail::no_preempt guard;
   if (!impl_) return not_open();
   return impl_->shutdown_write();
 }
 
 void tcp_stream::close() {
+  const affine::detail::no_preempt guard;
   if (impl_) {
     impl_->close();
     impl_.reset();
@@ -111,6 +121,7 @@ void tcp_stream::close() {
 }
 
 void tcp_stream::abort() {
+  const affine::detail::no_preempt guard;
   if (impl_) {
     impl_->abort();
     impl_.reset();
@@ -118,11 +129,13 @@ void tcp_stream::abort() {
 }
 
 std::expected<void, std::error_code> tcp_stream::set_no_delay(bool on) {
+  const affine::detail::no_preempt guard;
   if (!impl_) return not_open();
   return impl_->set_no_delay(on);
 }
 
 std::expected<void, std::error_code> tcp_stream::set_keepalive(bool on) {
+  const affine::detail::no_preempt guard;
   if (!impl_) return not_open();
   return impl_->set_keepalive(on);
 }
@@ -145,6 +158,7 @@ tcp_listener& tcp_listener::operator=(tcp_listener&& o) noexcept {
 tcp_listener::~tcp_listener() { close(); }
 
 std::expected<tcp_stream, std::error_code> tcp_listener::accept(deadline deadline_ns) {
+  const affine::detail::no_preempt guard;
   if (!impl_) return not_open();
   auto s = impl_->accept(deadline_ns);
   if (!s) return std::unexpected(s.error());
@@ -154,6 +168,7 @@ std::expected<tcp_stream, std::error_code> tcp_listener::accept(deadline deadlin
 endpoint tcp_listener::local() const { return impl_ ? impl_->local() : endpoint{}; }
 
 void tcp_listener::close() {
+  const affine::detail::no_preempt guard;
   if (impl_) {
     impl_->close();
     impl_.reset();
@@ -175,12 +190,14 @@ udp_socket& udp_socket::operator=(udp_socket&& o) noexcept {
 udp_socket::~udp_socket() { close(); }
 
 std::expected<void, std::error_code> udp_socket::send_to(endpoint to, std::span<const std::byte> datagram) {
+  const affine::detail::no_preempt guard;
   if (!impl_) return not_open();
   return impl_->send_to(to, datagram);
 }
 
 std::expected<udp_socket::datagram_info, std::error_code> udp_socket::recv_from(std::span<std::byte> buf,
                                                                                 deadline deadline_ns) {
+  const affine::detail::no_preempt guard;
   if (!impl_) return not_open();
   return impl_->recv_from(buf, deadline_ns);
 }
@@ -188,6 +205,7 @@ std::expected<udp_socket::datagram_info, std::error_code> udp_socket::recv_from(
 endpoint udp_socket::local() const { return impl_ ? impl_->local() : endpoint{}; }
 
 void udp_socket::close() {
+  const affine::detail::no_preempt guard;
   if (impl_) {
     impl_->close();
     impl_.reset();
@@ -197,6 +215,7 @@ void udp_socket::close() {
 // ---- entry points ---------------------------------------------------------------------
 
 std::expected<tcp_listener, std::error_code> listen(const listen_options& opts) {
+  const affine::detail::no_preempt guard;
   detail::backend* b = detail::current_backend();
   if (b == nullptr) return std::unexpected(std::make_error_code(std::errc::network_down));
   auto l = b->listen(opts);
@@ -205,6 +224,7 @@ std::expected<tcp_listener, std::error_code> listen(const listen_options& opts) 
 }
 
 std::expected<tcp_stream, std::error_code> connect(endpoint to, deadline deadline_ns, const stream_options& opts) {
+  const affine::detail::no_preempt guard;
   detail::backend* b = detail::current_backend();
   if (b == nullptr) return std::unexpected(std::make_error_code(std::errc::network_down));
   auto s = b->connect(to, deadline_ns, opts);
@@ -213,6 +233,7 @@ std::expected<tcp_stream, std::error_code> connect(endpoint to, deadline deadlin
 }
 
 std::expected<udp_socket, std::error_code> bind_udp(const udp_options& opts) {
+  const affine::detail::no_preempt guard;
   detail::backend* b = detail::current_backend();
   if (b == nullptr) return std::unexpected(std::make_error_code(std::errc::network_down));
   auto u = b->bind_udp(opts);
@@ -245,6 +266,7 @@ std::unexpected<std::error_code> failure(std::errc e) { return std::unexpected(s
 // Entries of closed handles are answered here (closed, so ready); the rest
 // go to their backend's waiter, which then only looks.
 std::expected<std::size_t, std::error_code> wait_any(std::span<wait_entry> entries, deadline deadline_ns) {
+  const affine::detail::no_preempt guard;
   if (entries.empty() || entries.size() > max_wait_entries) return failure(std::errc::invalid_argument);
   detail::multi_waiter* w = nullptr;
   std::size_t closed = 0;

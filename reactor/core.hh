@@ -14,6 +14,7 @@
 #include "affine/topology.hh"
 #include "reactor/fiber.hh"
 #include "reactor/inbox.hh"
+#include "reactor/preempt.hh"
 #include "reactor/policy/place.hh"
 #include "reactor/policy/view.hh"
 #include "reactor/run_queue.hh"
@@ -65,6 +66,9 @@ struct alignas(64) core_ctx {
   std::uint64_t last_publish = 0;
   std::uint64_t nap_ns = 100'000;  // next nap when a poller has no interrupts (loop.cc)
   std::uint32_t load = 0;        // decayed nr_running x load_scale (owner)
+  std::uint64_t fiber_seq = 0;   // ids of fibers made here
+  tick_state tick;               // preemption and stall detection (preempt.cc)
+  stall_capture stall;
 
   // Published for policies on other cores.
   std::atomic<std::uint32_t> pub_nr_running{0};

@@ -13,7 +13,9 @@
 
 namespace affine {
 
-std::expected<fiber_handle, std::error_code> spawn(std::move_only_function<void()> fn, spawn_options opts) {
+std::expected<fiber_handle, std::error_code> spawn(std::move_only_function<void()> fn, spawn_options opts,
+                                                   std::source_location where) {
+  const detail::no_preempt guard;
   detail::runtime_state* rt = detail::current_runtime();
   if (rt == nullptr) return std::unexpected(std::make_error_code(std::errc::operation_not_permitted));
   detail::core_ctx* here = detail::this_core();
@@ -27,7 +29,7 @@ std::expected<fiber_handle, std::error_code> spawn(std::move_only_function<void(
   std::string why;
   detail::fiber* f = nullptr;
   if (on_reactor) {
-    f = detail::create_fiber(*rt, core, fn, opts.pinned, std::move(stop), &why);
+    f = detail::create_fiber(*rt, core, fn, opts, std::move(stop), where, &why);
     if (f != nullptr) {
       ++here->c.fibers_spawned;
       detail::enqueue(f, core);
@@ -37,7 +39,7 @@ std::expected<fiber_handle, std::error_code> spawn(std::move_only_function<void(
     // lists are per core) while this thread waits.
     std::binary_semaphore done(0);
     detail::post(*rt, core, [&] {
-      f = detail::create_fiber(*rt, core, fn, opts.pinned, std::move(stop), &why);
+      f = detail::create_fiber(*rt, core, fn, opts, std::move(stop), where, &why);
       if (f != nullptr) {
         ++detail::this_core()->c.fibers_spawned;
         detail::enqueue(f, core);
@@ -54,6 +56,7 @@ std::expected<fiber_handle, std::error_code> spawn(std::move_only_function<void(
 }
 
 fiber_handle& fiber_handle::operator=(fiber_handle&& o) noexcept {
+  const detail::no_preempt guard;
   if (this != &o) {
     if (f_ != nullptr) detach();
     f_ = std::exchange(o.f_, nullptr);
@@ -66,6 +69,7 @@ fiber_handle::~fiber_handle() {
 }
 
 std::expected<void, std::error_code> fiber_handle::join(stop_mode stop) {
+  const detail::no_preempt guard;
   assert(f_ != nullptr && this_fiber::in_fiber());
   detail::fiber* f = f_;
   f->join_lock.lock();
@@ -83,7 +87,10 @@ std::expected<void, std::error_code> fiber_handle::join(stop_mode stop) {
   return {};
 }
 
-void fiber_handle::detach() { detail::release_fiber(std::exchange(f_, nullptr)); }
+void fiber_handle::detach() {
+  const detail::no_preempt guard;
+  detail::release_fiber(std::exchange(f_, nullptr));
+}
 
 namespace detail {
 
@@ -108,6 +115,7 @@ unsigned core() {
 }
 
 void yield() {
+  const detail::no_preempt guard;
   detail::core_ctx* c = detail::this_core();
   assert(c != nullptr && c->current != nullptr);
   c->yielded = true;
@@ -115,6 +123,7 @@ void yield() {
 }
 
 bool maybe_yield() {
+  const detail::no_preempt guard;
   detail::core_ctx* c = detail::this_core();
   detail::fiber* self = c->current;
   if (detail::cycles() - self->slice_start < c->rt->quota_cycles) return false;
@@ -129,6 +138,7 @@ bool maybe_yield() {
 }
 
 void migrate(unsigned core) {
+  const detail::no_preempt guard;
   detail::core_ctx* c = detail::this_core();
   assert(c != nullptr && c->current != nullptr && core < c->rt->cores.size());
   if (c->current->pinned || core == c->index) return;
@@ -138,6 +148,7 @@ void migrate(unsigned core) {
 }
 
 std::expected<void, std::error_code> sleep_until(deadline deadline_ns) {
+  const detail::no_preempt guard;
   if (stop_requested()) return std::unexpected(std::make_error_code(std::errc::operation_canceled));
   if (deadline_ns <= now_ns()) {
     yield();
@@ -149,6 +160,7 @@ std::expected<void, std::error_code> sleep_until(deadline deadline_ns) {
 }
 
 std::stop_token stop_token() {
+  const detail::no_preempt guard;
   assert(in_fiber());
   return detail::this_core()->current->stop;
 }
@@ -159,13 +171,17 @@ bool stop_requested() {
 }
 
 stop_scope::stop_scope(std::stop_token token) {
+  const detail::no_preempt guard;
   assert(in_fiber());
   detail::fiber* self = detail::this_core()->current;
   outer_ = self->stop;
   self->follow(std::move(token));
 }
 
-stop_scope::~stop_scope() { detail::this_core()->current->follow(std::move(outer_)); }
+stop_scope::~stop_scope() {
+  const detail::no_preempt guard;
+  detail::this_core()->current->follow(std::move(outer_));
+}
 
 }  // namespace this_fiber
 

@@ -67,6 +67,18 @@ struct fiber : inbox_node {
   std::uint32_t last_core = 0;  // core it last ran on (the wakee's "prev")
   std::uint64_t slice_start = 0;  // cycles() when it was last resumed
 
+  // Preemption (preempt.cc). The count is raised by runtime code and held
+  // spinlocks; written by the fiber's own thread, read by the tick handler
+  // on that thread. It starts at 1: the fiber's entry and exit are runtime
+  // code; a preemptible fiber runs its body at 0.
+  std::atomic<std::uint32_t> no_preempt{1};
+  bool preemptible = true;
+  std::uint64_t stall_slice = 0;  // slice_start of the slice last reported as a stall
+  // Who it is, for stall reports: core << 40 | sequence, and its spawn site.
+  std::uint64_t id = 0;
+  const char* spawn_file = "";
+  std::uint32_t spawn_line = 0;
+
   std::atomic<int> refs{2};
   spinlock join_lock;
   wait_queue joiners;  // fibers in join(); notified at exit

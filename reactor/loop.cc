@@ -78,6 +78,10 @@ unsigned run_fibers(core_ctx& c) {
   const std::uint64_t until = c.last_cycles + c.rt->quota_cycles;
   while (fiber* f = c.rq.pop()) {
     publish_state(c);
+    // f counts as running from now: a fiber that runs long (one preempted
+    // runs until its quantum is over) leaves the ones queued behind it
+    // visible to thieves as waiting beside a running one.
+    c.pub_nr_running.store(c.rq.size() + 1, std::memory_order_relaxed);
     run_fiber(c, f);  // refreshes c.last_cycles
     ++n;
     if (c.last_cycles >= until) break;
@@ -143,7 +147,9 @@ void sleep(core_ctx& c) {
     count(c, rung::sleep, 1);
     c.publish_counters();  // readers see exact counters whenever a reactor rests
     const std::uint64_t t0 = now_ns();
-    const int n = ::epoll_pwait2(c.epoll_fd, ev, 8, tsp, nullptr);
+    // Ticks wait while the reactor sleeps (one that comes finds no fiber
+    // when it is delivered on waking, and stops).
+    const int n = ::epoll_pwait2(c.epoll_fd, ev, 8, tsp, c.tick.made ? &c.tick.sleep_mask : nullptr);
     c.c.sleep_ns += now_ns() - t0;
     for (int i = 0; i < n; ++i) {
       if (ev[i].data.fd == c.event_fd) {
@@ -273,11 +279,14 @@ void reactor_main(core_ctx& c) {
   log::set_thread_core(int(c.index));
   c.tsan_self = san::current_fiber();
   runtime_state& rt = *c.rt;
+  if (rt.ticks)
+    if (auto ok = tick_start(c); !ok) AFFINE_LOG_ERROR("{}: no preemption or stall reports on this core", ok.error());
   if (rt.opts.on_reactor_start) rt.opts.on_reactor_start(c.index);
   for (;;) {
     turn(c);
     if (rt.stopping.load(std::memory_order_acquire) && c.rq.empty() && c.inbox.empty()) break;
   }
+  tick_stop(c);
   c.publish_counters();
   set_this_core(nullptr);
 }

@@ -49,6 +49,7 @@ void detail::set_metrics_source(std::function<void(std::vector<metric_sample>&)>
 }
 
 std::vector<metric_sample> collect_metrics() {
+  const detail::no_preempt guard;  // the source runs under a mutex
   std::vector<metric_sample> out;
   detail::runtime_state* rt = detail::current_runtime();
   if (rt == nullptr) return out;
@@ -90,6 +91,15 @@ std::vector<metric_sample> collect_metrics() {
              [l](const core_counters& c) { return c.steals[l]; }, "domain", levels[l]);
   per_core("affine_quota_overruns_total", "Fibers that ran past twice the task quota without yielding.",
            field(&core_counters::quota_overruns));
+  per_core("affine_preemptions_total", "Fibers preempted past their quantum (reactor.preempt).",
+           field(&core_counters::preemptions));
+  static constexpr std::array<std::string_view, 3> refusals{"runtime", "outside", "switching"};
+  for (std::size_t r = 0; r < refusals.size(); ++r)
+    per_core("affine_preemptions_refused_total",
+             "Preemptions that were due but refused (retried at the next tick), by reason.",
+             [r](const core_counters& c) { return c.preempt_refused[r]; }, "reason", refusals[r]);
+  per_core("affine_stalls_total", "Fibers that held their core past reactor.stall_report_ms without yielding.",
+           field(&core_counters::stalls));
   per_core("affine_sleeps_total", "Times the reactor slept.", field(&core_counters::sleeps));
   per_core("affine_kicks_sent_total", "Wakeups of sleeping cores this core sent.", field(&core_counters::kicks_sent));
   per_core("affine_idle_microseconds_total", "Time with nothing to do, spinning or asleep.",

@@ -18,6 +18,7 @@
 #include "affine/sync.hh"
 #include "reactor/cycles.hh"
 #include "reactor/runtime_state.hh"
+#include "reactor/sanitizer_hooks.hh"
 
 namespace affine {
 
@@ -68,6 +69,21 @@ std::expected<std::unique_ptr<runtime>, std::string> runtime::start(
   auto st = std::make_unique<detail::runtime_state>(topo, std::move(opts), pc);
   st->reactor_of_topo = std::move(reactor_of);
   st->quota_cycles = std::uint64_t(st->opts.task_quota_us) * detail::cycles_per_us();
+  if (detail::san::tsan) {
+    // TSan runs a signal handler at its own safe points, not where the
+    // signal came: a tick there cannot see what the fiber was doing.
+    if (st->opts.preempt) AFFINE_LOG_WARN("reactor.preempt is off under ThreadSanitizer");
+    st->opts.preempt = false;
+    st->opts.stall_report_ms = 0;
+  }
+  st->stall_cycles = std::uint64_t(st->opts.stall_report_ms) * 1000 * detail::cycles_per_us();
+  st->ticks = st->opts.preempt || st->stall_cycles != 0;
+  if (st->ticks)
+    if (auto ok = detail::tick_process_setup(); !ok) return std::unexpected("reactor ticks: " + ok.error());
+  if (st->opts.preempt) {
+    detail::preempt_in_use.store(true, std::memory_order_relaxed);
+    log::detail::set_critical_hook([](bool enter) { enter ? detail::preempt_off() : detail::preempt_on(); });
+  }
   const unsigned n = unsigned(st->opts.cores.size());
   for (unsigned i = 0; i < n; ++i) {
     auto c = std::make_unique<detail::core_ctx>(now_ns());
@@ -85,6 +101,8 @@ std::expected<std::unique_ptr<runtime>, std::string> runtime::start(
     ::epoll_ctl(c->epoll_fd, EPOLL_CTL_ADD, c->event_fd, &ev);
     st->cores.push_back(std::move(c));
   }
+  if (st->stall_cycles != 0)
+    if (auto ok = detail::stall_reporter_start(*st); !ok) return std::unexpected(ok.error());
   detail::latest_runtime.store(st.get(), std::memory_order_release);
   for (auto& cp : st->cores) {
     detail::core_ctx* c = cp.get();
@@ -108,6 +126,7 @@ runtime::~runtime() {
   st.stopping.store(true, std::memory_order_seq_cst);  // pairs with the sleeper: see kick()
   for (auto& c : st.cores) detail::kick(*c);
   for (auto& c : st.cores) c->thread.join();
+  detail::stall_reporter_stop(st);
   for (auto& c : st.cores) {
     // Timers of fibers still parked at shutdown: leaks the tests report
     // through timers_armed(); cancel them so the wheel's destructor is clean.
@@ -147,6 +166,7 @@ void runtime::run_blocking(std::move_only_function<void()> fn) {
 // A poller's interrupt fd joins its reactor's epoll set, so a sleeping
 // reactor wakes when the poller has work (DESIGN.md section 2).
 void runtime::add_poller(unsigned core, poller* p) {
+  const detail::no_preempt guard;
   detail::post(*impl_->state, core, [c = &impl_->state->core(core), p] {
     c->pollers.push_back(p);
     if (const int fd = p->interrupt_fd(); fd >= 0) {
@@ -166,6 +186,7 @@ void runtime::add_poller(unsigned core, poller* p) {
 // own core could overtake a pending add, which would then add a poller its
 // owner has destroyed).
 void runtime::remove_poller(unsigned core, poller* p) {
+  const detail::no_preempt guard;
   auto remove = [c = &impl_->state->core(core), p] {
     if (std::erase(c->pollers, p) != 0)
       if (const int fd = p->interrupt_fd(); fd >= 0) ::epoll_ctl(c->epoll_fd, EPOLL_CTL_DEL, fd, nullptr);

@@ -3,6 +3,8 @@
 
 #include <atomic>
 #include <memory>
+#include <source_location>
+#include <thread>
 #include <vector>
 
 #include "affine/runtime.hh"
@@ -25,7 +27,13 @@ struct runtime_state {
   std::vector<int> reactor_of_topo;  // topology core -> reactor index, or -1
   std::atomic<bool> stopping{false};
   std::atomic<std::size_t> live_fibers{0};
-  std::uint64_t quota_cycles = 0;  // reactor.task_quota_us in cycles()
+  std::uint64_t quota_cycles = 0;  // reactor.task_quota_us in cycles(): the quantum
+  std::uint64_t stall_cycles = 0;  // reactor.stall_report_ms in cycles(); 0: no reports
+  bool ticks = false;              // preemption or stall reports: the reactors run tick timers
+  // The stall reporter (preempt.cc): an eventfd the handlers write to, its thread.
+  int stall_fd = -1;
+  std::atomic<bool> stall_reporter_stop{false};
+  std::thread stall_reporter;
 
   core_ctx& core(unsigned i) { return *cores[i]; }
 };
@@ -87,8 +95,8 @@ void reactor_main(core_ctx& c);
 
 // Switching (switch.cc).
 // Null when no stack can be had (`why` says why); `fn` is then left as it was.
-fiber* create_fiber(runtime_state& rt, unsigned core, std::move_only_function<void()>& fn, bool pinned,
-                    std::stop_token stop, std::string* why);
+fiber* create_fiber(runtime_state& rt, unsigned core, std::move_only_function<void()>& fn,
+                    const spawn_options& opts, std::stop_token stop, std::source_location where, std::string* why);
 void run_fiber(core_ctx& c, fiber* f);  // reactor side: resume f until it switches back
 void switch_to_reactor(fiber* self);     // fiber side
 void release_fiber(fiber* f);            // drop one reference; frees the stack at zero

@@ -15,6 +15,12 @@
 
 namespace affine::detail::san {
 
+#if defined(__SANITIZE_THREAD__)
+inline constexpr bool tsan = true;
+#else
+inline constexpr bool tsan = false;
+#endif
+
 #if defined(__SANITIZE_ADDRESS__)
 inline void start_switch(void** fake_save, const void* bottom, std::size_t size) {
   __sanitizer_start_switch_fiber(fake_save, bottom, size);

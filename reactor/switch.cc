@@ -41,11 +41,15 @@ boost::context::fiber fiber_main(fiber* self, boost::context::fiber&& reactor) {
   core_ctx* c = this_core();
   san::finish_switch(nullptr, &c->asan_stack_bottom, &c->asan_stack_size);
   self->follow(std::move(self->stop));  // on its own stack: the callback registers here
+  // The body runs preemptible (count 0) unless spawned otherwise; entry and
+  // exit are runtime code (count 1).
+  if (self->preemptible) self->no_preempt.store(0, std::memory_order_relaxed);
   try {
     self->entry();
   } catch (...) {
     self->error = std::current_exception();
   }
+  self->no_preempt.store(1, std::memory_order_relaxed);
   self->entry = nullptr;
   self->on_stop.reset();
   self->stop = {};
@@ -60,8 +64,8 @@ boost::context::fiber fiber_main(fiber* self, boost::context::fiber&& reactor) {
 
 }  // namespace
 
-fiber* create_fiber(runtime_state& rt, unsigned core, std::move_only_function<void()>& fn, bool pinned,
-                    std::stop_token stop, std::string* why) {
+fiber* create_fiber(runtime_state& rt, unsigned core, std::move_only_function<void()>& fn,
+                    const spawn_options& opts, std::stop_token stop, std::source_location where, std::string* why) {
   // Precondition: on a reactor thread of `rt` (the stack lists are per core).
   stack_span s = rt.stacks.take(this_core()->index, why);
   if (s.base == nullptr) return nullptr;
@@ -79,7 +83,12 @@ fiber* create_fiber(runtime_state& rt, unsigned core, std::move_only_function<vo
   f->stack = s;
   f->entry = std::move(fn);
   f->stop = std::move(stop);
-  f->pinned = pinned;
+  f->pinned = opts.pinned;
+  f->preemptible = opts.preemptible;
+  core_ctx* here = this_core();
+  f->id = std::uint64_t(here->index) << 40 | ++here->fiber_seq;
+  f->spawn_file = where.file_name();
+  f->spawn_line = where.line();
   f->home_core = core;
   f->last_core = core;
   f->tsan_fiber = san::create_fiber();
@@ -104,6 +113,9 @@ void run_fiber(core_ctx& c, fiber* f) {
   f->hold_once = false;
   f->slice_start = c.last_cycles;
   ++c.c.fibers_run;
+  // It may run long: the tick watches it (preempt.cc). Armed once current
+  // and slice_start say who runs, so a tick that comes at once re-arms.
+  if (c.tick.made && !c.tick.armed.load(std::memory_order_relaxed)) tick_arm(c);
   void* fake = nullptr;
   san::start_switch(&fake, f->stack.base, f->stack.size);
   san::switch_to(f->tsan_fiber);
@@ -114,6 +126,7 @@ void run_fiber(core_ctx& c, fiber* f) {
   // One clock read per switch: it ends this slice and starts the next.
   c.last_cycles = cycles();
   if (c.last_cycles - f->slice_start > 2 * c.rt->quota_cycles) ++c.c.quota_overruns;
+  if (f->stall_slice == f->slice_start) report_stall_end(c, *f, c.last_cycles - f->slice_start);
 
   if (!f->context) {  // the fiber returned
     ++c.c.fibers_finished;

@@ -71,6 +71,7 @@ void wait_queue::unlink(waiter& w) {
 }
 
 wait_result wait_queue::wait(spinlock& held, deadline deadline_ns, stop_mode stop) {
+  const detail::no_preempt guard;
   waiter w;
   w.f = self();
   w.generation = detail::prepare_park();
@@ -82,6 +83,7 @@ wait_result wait_queue::wait(spinlock& held, deadline deadline_ns, stop_mode sto
 }
 
 bool wait_queue::notify_one(bool sync) {
+  const detail::no_preempt guard;
   if (head_ == nullptr) return false;  // the common case on the data path: nobody waits
   const auto kind = detail::current_waker_kind();
   while (waiter* w = head_) {
@@ -103,6 +105,7 @@ std::size_t wait_queue::notify_all(bool sync) {
 // ---- mutex ------------------------------------------------------------------
 
 void mutex::lock() {
+  const detail::no_preempt guard;
   lock_.lock();
   if (!held_) {
     held_ = true;
@@ -113,6 +116,7 @@ void mutex::lock() {
 }
 
 bool mutex::try_lock() {
+  const detail::no_preempt guard;
   lock_.lock();
   const bool got = !held_;
   held_ = true;
@@ -121,6 +125,7 @@ bool mutex::try_lock() {
 }
 
 std::expected<void, std::error_code> mutex::lock_until(deadline deadline_ns) {
+  const detail::no_preempt guard;
   lock_.lock();
   if (!held_) {
     held_ = true;
@@ -131,6 +136,7 @@ std::expected<void, std::error_code> mutex::lock_until(deadline deadline_ns) {
 }
 
 void mutex::unlock() {
+  const detail::no_preempt guard;
   lock_.lock();
   assert(held_);
   if (!waiters_.notify_one()) held_ = false;
@@ -140,6 +146,7 @@ void mutex::unlock() {
 // ---- condition variable -------------------------------------------------------
 
 std::expected<void, std::error_code> condition_variable::wait(mutex& m, deadline deadline_ns) {
+  const detail::no_preempt guard;
   wait_queue::waiter w;
   w.f = self();
   lock_.lock();
@@ -154,12 +161,14 @@ std::expected<void, std::error_code> condition_variable::wait(mutex& m, deadline
 }
 
 void condition_variable::notify_one() {
+  const detail::no_preempt guard;
   lock_.lock();
   waiters_.notify_one();
   lock_.unlock();
 }
 
 void condition_variable::notify_all() {
+  const detail::no_preempt guard;
   lock_.lock();
   waiters_.notify_all();
   lock_.unlock();
@@ -168,6 +177,7 @@ void condition_variable::notify_all() {
 // ---- semaphore ------------------------------------------------------------------
 
 std::expected<void, std::error_code> semaphore::acquire(deadline deadline_ns) {
+  const detail::no_preempt guard;
   lock_.lock();
   if (count_ > 0) {
     --count_;
@@ -178,6 +188,7 @@ std::expected<void, std::error_code> semaphore::acquire(deadline deadline_ns) {
 }
 
 bool semaphore::try_acquire() {
+  const detail::no_preempt guard;
   lock_.lock();
   const bool got = count_ > 0;
   if (got) --count_;
@@ -186,6 +197,7 @@ bool semaphore::try_acquire() {
 }
 
 void semaphore::release(std::uint64_t n) {
+  const detail::no_preempt guard;
   lock_.lock();
   for (; n > 0 && waiters_.notify_one(); --n) {
   }
@@ -203,6 +215,7 @@ std::uint64_t semaphore::available() const {
 // ---- event and wait_any -------------------------------------------------------
 
 void event::set() {
+  const detail::no_preempt guard;
   lock_.lock();
   set_.store(true, std::memory_order_release);
   waiters_.notify_all();
@@ -210,6 +223,7 @@ void event::set() {
 }
 
 std::expected<void, std::error_code> event::wait(deadline deadline_ns, stop_mode stop) {
+  const detail::no_preempt guard;
   lock_.lock();
   if (is_set()) {
     lock_.unlock();
@@ -227,6 +241,7 @@ std::expected<void, std::error_code> event::wait(deadline deadline_ns, stop_mode
 }
 
 std::expected<std::size_t, std::error_code> wait_any(std::span<event* const> events, deadline deadline_ns) {
+  const detail::no_preempt guard;
   const std::size_t n = events.size();
   wait_queue::waiter local[8];
   std::unique_ptr<wait_queue::waiter[]> heap;

@@ -24,6 +24,7 @@
 #include <functional>
 #include <expected>
 #include <optional>
+#include <source_location>
 #include <stop_token>
 #include <system_error>
 #include <type_traits>
@@ -51,6 +52,12 @@ struct spawn_options {
   // The token its blocking calls follow; unset: the spawning fiber's (see
   // above). std::stop_token{} follows none.
   std::optional<std::stop_token> stop = std::nullopt;
+  // With reactor.preempt = "on", a fiber that runs past its quantum while
+  // other work waits on its core is preempted (docs/reactor.md,
+  // "Preemption"). false: this fiber only ever gives its core up itself,
+  // for code that must not be interrupted (it holds an OS mutex another
+  // fiber of its core may want, or calls a library that is not reentrant).
+  bool preemptible = true;
 };
 
 class fiber_handle {
@@ -78,7 +85,9 @@ class fiber_handle {
 // stack could be had: the vm.max_map_count budget or memory, logged with
 // the reason), invalid_argument (`core` is not a reactor core),
 // operation_not_permitted (no runtime is running).
-std::expected<fiber_handle, std::error_code> spawn(std::move_only_function<void()> fn, spawn_options opts = {});
+// `where` names the spawn site in stall reports.
+std::expected<fiber_handle, std::error_code> spawn(std::move_only_function<void()> fn, spawn_options opts = {},
+                                                   std::source_location where = std::source_location::current());
 
 namespace this_fiber {
 // Give the core to the next runnable fiber; this fiber stays runnable.

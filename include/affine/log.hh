@@ -54,6 +54,9 @@ namespace detail {
 inline std::atomic<level> min_level{level::info};
 
 void vwrite(level l, std::uint32_t suppressed, fmt::string_view format, fmt::format_args args);
+// Called with true before a line is written and false after (the runtime
+// keeps a preemptible fiber from being preempted in between); null: none.
+void set_critical_hook(void (*hook)(bool enter)) noexcept;
 
 template <typename... Args>
 void write(level l, std::uint32_t suppressed, fmt::format_string<Args...> format, Args&&... args) {

@@ -32,7 +32,13 @@ struct runtime_options {
   bool idle_sleep = true;            // reactor.idle = "sleep"
   std::uint32_t spin_us = 50;        // reactor.spin_us: spin this long before sleeping
   std::size_t stack_bytes = 64 * 1024;
-  std::uint32_t task_quota_us = 500;  // reactor.task_quota_us
+  std::uint32_t task_quota_us = 500;  // reactor.task_quota_us: a fiber's slice, the quantum
+  // reactor.preempt: preempt a fiber that runs past its quantum while other
+  // work waits on its core (docs/reactor.md, "Preemption").
+  bool preempt = false;
+  // reactor.stall_report_ms: report a fiber that holds its core this long
+  // without yielding (logged with a backtrace, counted as `stalls`); 0: off.
+  std::uint32_t stall_report_ms = 100;
   std::uint32_t balance_interval_us = 1000;  // sched.balance_interval_us; 0 = off
   // Run on each reactor thread before its loop starts (a driver registers
   // the thread with its library there, e.g. as a DPDK lcore).

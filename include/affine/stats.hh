@@ -30,6 +30,12 @@ struct core_counters {
   std::array<std::uint64_t, 3> steals{};       // by domain_level: llc, node, machine
   std::uint64_t quota_overruns = 0;   // a fiber ran past 2x the task quota without yielding
   std::uint64_t preempt_yields = 0;   // maybe_yield() gave up the core
+  std::uint64_t preemptions = 0;      // a fiber past its quantum was preempted (reactor.preempt)
+  // Preemptions that were due but refused, retried at the next tick, by
+  // reason: inside the runtime or a spinlock, in another object's code
+  // (libc, the loader, DPDK, ...), not on the fiber's stack.
+  std::array<std::uint64_t, 3> preempt_refused{};
+  std::uint64_t stalls = 0;           // a fiber held the core past reactor.stall_report_ms
   std::uint64_t sleeps = 0;           // times the reactor slept in epoll
   std::uint64_t kicks_sent = 0;       // eventfd writes to wake a sleeping core
   std::uint64_t idle_ns = 0;          // time spent spinning or sleeping with nothing to do

@@ -32,19 +32,37 @@ namespace detail {
 struct fiber;
 }
 
+namespace detail {
+// Set once some runtime preempts fibers (reactor.preempt = "on"): from then
+// on a spinlock raises its fiber's no-preempt count while held, so no
+// fiber is preempted holding one (another fiber of its core would spin on
+// it for a whole quantum).
+inline std::atomic<bool> preempt_in_use{false};
+void preempt_off() noexcept;  // raise the calling fiber's no-preempt count (off a fiber: nothing)
+void preempt_on() noexcept;   // lower it
+}  // namespace detail
+
 class spinlock {
  public:
   void lock() noexcept {
+    if (detail::preempt_in_use.load(std::memory_order_relaxed)) detail::preempt_off();
     for (;;) {
       if (!locked_.exchange(true, std::memory_order_acquire)) return;
       while (locked_.load(std::memory_order_relaxed)) __builtin_ia32_pause();
     }
   }
   bool try_lock() noexcept {
-    return !locked_.load(std::memory_order_relaxed) &&
-           !locked_.exchange(true, std::memory_order_acquire);
+    const bool counted = detail::preempt_in_use.load(std::memory_order_relaxed);
+    if (counted) detail::preempt_off();
+    if (!locked_.load(std::memory_order_relaxed) && !locked_.exchange(true, std::memory_order_acquire))
+      return true;
+    if (counted) detail::preempt_on();
+    return false;
   }
-  void unlock() noexcept { locked_.store(false, std::memory_order_release); }
+  void unlock() noexcept {
+    locked_.store(false, std::memory_order_release);
+    if (detail::preempt_in_use.load(std::memory_order_relaxed)) detail::preempt_on();
+  }
 
  private:
   std::atomic<bool> locked_{false};
