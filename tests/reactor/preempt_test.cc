@@ -310,26 +310,16 @@ register_image pattern(std::uint64_t seed) {
   "mov %%r14, 72(%[out])\n mov %%r15, 80(%[out])\n"
 #define AFFINE_VEC(op, reg, off) op " " off "(%[in]), %%" reg "\n"
 #define AFFINE_VEC_OUT(op, reg, off) op " %%" reg ", " off "(%[out])\n"
+// One body for both widths: `op` the move, `r` the register file ("xmm", "ymm").
+#define AFFINE_HOLD_BODY(op, r)                                                       \
+  AFFINE_HOLD_GPRS_IN AFFINE_VEC(op, r "0", "96") AFFINE_VEC(op, r "1", "128") AFFINE_VEC(op, r "2", "160") AFFINE_VEC(op, r "3", "192") AFFINE_VEC(op, r "4", "224") AFFINE_VEC(op, r "5", "256") AFFINE_VEC(op, r "6", "288") AFFINE_VEC(op, r "7", "320") AFFINE_VEC(op, r "8", "352") AFFINE_VEC(op, r "9", "384") AFFINE_VEC(op, r "10", "416") AFFINE_VEC(op, r "11", "448") AFFINE_VEC(op, r "12", "480") AFFINE_VEC(op, r "13", "512") AFFINE_VEC(op, r "14", "544") AFFINE_VEC(op, r "15", "576")                                                              \
+  "1: dec %%rcx\n jnz 1b\n" AFFINE_HOLD_GPRS_OUT AFFINE_VEC_OUT(op, r "0", "96") AFFINE_VEC_OUT(op, r "1", "128") AFFINE_VEC_OUT(op, r "2", "160") AFFINE_VEC_OUT(op, r "3", "192") AFFINE_VEC_OUT(op, r "4", "224") AFFINE_VEC_OUT(op, r "5", "256") AFFINE_VEC_OUT(op, r "6", "288") AFFINE_VEC_OUT(op, r "7", "320") AFFINE_VEC_OUT(op, r "8", "352") AFFINE_VEC_OUT(op, r "9", "384") AFFINE_VEC_OUT(op, r "10", "416") AFFINE_VEC_OUT(op, r "11", "448") AFFINE_VEC_OUT(op, r "12", "480") AFFINE_VEC_OUT(op, r "13", "512") AFFINE_VEC_OUT(op, r "14", "544") AFFINE_VEC_OUT(op, r "15", "576")
 #define AFFINE_HOLD_CLOBBERS                                                            \
   "rbx", "rsi", "rdi", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "memory", "cc"
 
 [[gnu::noinline]] void hold_sse(const register_image& in, register_image& out, std::uint64_t spins) {
   asm volatile(
-      AFFINE_HOLD_GPRS_IN
-      AFFINE_VEC("movdqu", "xmm0", "96") AFFINE_VEC("movdqu", "xmm1", "128") AFFINE_VEC("movdqu", "xmm2", "160")
-      AFFINE_VEC("movdqu", "xmm3", "192") AFFINE_VEC("movdqu", "xmm4", "224") AFFINE_VEC("movdqu", "xmm5", "256")
-      AFFINE_VEC("movdqu", "xmm6", "288") AFFINE_VEC("movdqu", "xmm7", "320") AFFINE_VEC("movdqu", "xmm8", "352")
-      AFFINE_VEC("movdqu", "xmm9", "384") AFFINE_VEC("movdqu", "xmm10", "416") AFFINE_VEC("movdqu", "xmm11", "448")
-      AFFINE_VEC("movdqu", "xmm12", "480") AFFINE_VEC("movdqu", "xmm13", "512") AFFINE_VEC("movdqu", "xmm14", "544")
-      AFFINE_VEC("movdqu", "xmm15", "576")
-      "1: dec %%rcx\n jnz 1b\n"
-      AFFINE_HOLD_GPRS_OUT
-      AFFINE_VEC_OUT("movdqu", "xmm0", "96") AFFINE_VEC_OUT("movdqu", "xmm1", "128") AFFINE_VEC_OUT("movdqu", "xmm2", "160")
-      AFFINE_VEC_OUT("movdqu", "xmm3", "192") AFFINE_VEC_OUT("movdqu", "xmm4", "224") AFFINE_VEC_OUT("movdqu", "xmm5", "256")
-      AFFINE_VEC_OUT("movdqu", "xmm6", "288") AFFINE_VEC_OUT("movdqu", "xmm7", "320") AFFINE_VEC_OUT("movdqu", "xmm8", "352")
-      AFFINE_VEC_OUT("movdqu", "xmm9", "384") AFFINE_VEC_OUT("movdqu", "xmm10", "416") AFFINE_VEC_OUT("movdqu", "xmm11", "448")
-      AFFINE_VEC_OUT("movdqu", "xmm12", "480") AFFINE_VEC_OUT("movdqu", "xmm13", "512") AFFINE_VEC_OUT("movdqu", "xmm14", "544")
-      AFFINE_VEC_OUT("movdqu", "xmm15", "576")
+      AFFINE_HOLD_BODY("movdqu", "xmm")
       : "+c"(spins)
       : [in] "a"(&in), [out] "d"(&out)
       : AFFINE_HOLD_CLOBBERS, "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9",
@@ -339,21 +329,7 @@ register_image pattern(std::uint64_t seed) {
 [[gnu::noinline, gnu::target("avx")]] void hold_avx(const register_image& in, register_image& out,
                                                      std::uint64_t spins) {
   asm volatile(
-      AFFINE_HOLD_GPRS_IN
-      AFFINE_VEC("vmovdqu", "ymm0", "96") AFFINE_VEC("vmovdqu", "ymm1", "128") AFFINE_VEC("vmovdqu", "ymm2", "160")
-      AFFINE_VEC("vmovdqu", "ymm3", "192") AFFINE_VEC("vmovdqu", "ymm4", "224") AFFINE_VEC("vmovdqu", "ymm5", "256")
-      AFFINE_VEC("vmovdqu", "ymm6", "288") AFFINE_VEC("vmovdqu", "ymm7", "320") AFFINE_VEC("vmovdqu", "ymm8", "352")
-      AFFINE_VEC("vmovdqu", "ymm9", "384") AFFINE_VEC("vmovdqu", "ymm10", "416") AFFINE_VEC("vmovdqu", "ymm11", "448")
-      AFFINE_VEC("vmovdqu", "ymm12", "480") AFFINE_VEC("vmovdqu", "ymm13", "512") AFFINE_VEC("vmovdqu", "ymm14", "544")
-      AFFINE_VEC("vmovdqu", "ymm15", "576")
-      "1: dec %%rcx\n jnz 1b\n"
-      AFFINE_HOLD_GPRS_OUT
-      AFFINE_VEC_OUT("vmovdqu", "ymm0", "96") AFFINE_VEC_OUT("vmovdqu", "ymm1", "128") AFFINE_VEC_OUT("vmovdqu", "ymm2", "160")
-      AFFINE_VEC_OUT("vmovdqu", "ymm3", "192") AFFINE_VEC_OUT("vmovdqu", "ymm4", "224") AFFINE_VEC_OUT("vmovdqu", "ymm5", "256")
-      AFFINE_VEC_OUT("vmovdqu", "ymm6", "288") AFFINE_VEC_OUT("vmovdqu", "ymm7", "320") AFFINE_VEC_OUT("vmovdqu", "ymm8", "352")
-      AFFINE_VEC_OUT("vmovdqu", "ymm9", "384") AFFINE_VEC_OUT("vmovdqu", "ymm10", "416") AFFINE_VEC_OUT("vmovdqu", "ymm11", "448")
-      AFFINE_VEC_OUT("vmovdqu", "ymm12", "480") AFFINE_VEC_OUT("vmovdqu", "ymm13", "512") AFFINE_VEC_OUT("vmovdqu", "ymm14", "544")
-      AFFINE_VEC_OUT("vmovdqu", "ymm15", "576")
+      AFFINE_HOLD_BODY("vmovdqu", "ymm")
       "vzeroupper\n"
       : "+c"(spins)
       : [in] "a"(&in), [out] "d"(&out)
