@@ -342,7 +342,7 @@ fiber* running_fiber() {
 }  // namespace
 
 no_preempt::no_preempt() noexcept : f_(nullptr) {
-  if (!preempt_in_use.load(std::memory_order_relaxed)) return;
+  if (preempt_hold.load(std::memory_order_relaxed) == nullptr) return;
   f_ = running_fiber();
   if (f_ != nullptr) raise_count(f_);
 }
@@ -351,12 +351,8 @@ no_preempt::~no_preempt() {
   if (f_ != nullptr) lower_count(f_);
 }
 
-void preempt_off() noexcept {
-  if (fiber* f = running_fiber()) raise_count(f);
-}
-
-void preempt_on() noexcept {
-  if (fiber* f = running_fiber()) lower_count(f);
+void hold_running_fiber(bool hold) noexcept {
+  if (fiber* f = running_fiber()) hold ? raise_count(f) : lower_count(f);
 }
 
 }  // namespace affine::detail

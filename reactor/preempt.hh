@@ -73,6 +73,10 @@ void stall_reporter_stop(runtime_state& rt);
 // The reactor, when a fiber that was reported comes back: how long it held the core.
 void report_stall_end(core_ctx& c, const fiber& f, std::uint64_t ran_cycles);
 
+// The spinlock's and the log sink's hook (sync.hh preempt_hold): raises
+// (hold) or lowers the running fiber's no-preempt count.
+void hold_running_fiber(bool hold) noexcept;
+
 // Runtime code the calling fiber must not be preempted in: a socket call,
 // a wait, a spawn. Raises the fiber's no-preempt count for the scope; off a
 // fiber, or while no runtime preempts, it does nothing.

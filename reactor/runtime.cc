@@ -81,8 +81,8 @@ std::expected<std::unique_ptr<runtime>, std::string> runtime::start(
   if (st->ticks)
     if (auto ok = detail::tick_process_setup(); !ok) return std::unexpected("reactor ticks: " + ok.error());
   if (st->opts.preempt) {
-    detail::preempt_in_use.store(true, std::memory_order_relaxed);
-    log::detail::set_critical_hook([](bool enter) { enter ? detail::preempt_off() : detail::preempt_on(); });
+    detail::preempt_hold.store(detail::hold_running_fiber, std::memory_order_relaxed);
+    log::detail::set_critical_hook(detail::hold_running_fiber);
   }
   const unsigned n = unsigned(st->opts.cores.size());
   for (unsigned i = 0; i < n; ++i) {

@@ -33,35 +33,36 @@ struct fiber;
 }
 
 namespace detail {
-// Set once some runtime preempts fibers (reactor.preempt = "on"): from then
-// on a spinlock raises its fiber's no-preempt count while held, so no
-// fiber is preempted holding one (another fiber of its core would spin on
-// it for a whole quantum).
-inline std::atomic<bool> preempt_in_use{false};
-void preempt_off() noexcept;  // raise the calling fiber's no-preempt count (off a fiber: nothing)
-void preempt_on() noexcept;   // lower it
+// Null until some runtime preempts fibers (reactor.preempt = "on"); from
+// then on the reactor's hook: hold(true) raises the calling fiber's
+// no-preempt count, hold(false) lowers it (off a fiber: nothing). A
+// spinlock holds it while locked, so no fiber is preempted holding one
+// (another fiber of its core would spin on it for a whole quantum). A
+// pointer, so code that takes spinlocks links without the reactor.
+using preempt_hold_fn = void (*)(bool hold) noexcept;
+inline std::atomic<preempt_hold_fn> preempt_hold{nullptr};
 }  // namespace detail
 
 class spinlock {
  public:
   void lock() noexcept {
-    if (detail::preempt_in_use.load(std::memory_order_relaxed)) detail::preempt_off();
+    if (auto hold = detail::preempt_hold.load(std::memory_order_relaxed)) hold(true);
     for (;;) {
       if (!locked_.exchange(true, std::memory_order_acquire)) return;
       while (locked_.load(std::memory_order_relaxed)) __builtin_ia32_pause();
     }
   }
   bool try_lock() noexcept {
-    const bool counted = detail::preempt_in_use.load(std::memory_order_relaxed);
-    if (counted) detail::preempt_off();
+    const auto hold = detail::preempt_hold.load(std::memory_order_relaxed);
+    if (hold) hold(true);
     if (!locked_.load(std::memory_order_relaxed) && !locked_.exchange(true, std::memory_order_acquire))
       return true;
-    if (counted) detail::preempt_on();
+    if (hold) hold(false);
     return false;
   }
   void unlock() noexcept {
     locked_.store(false, std::memory_order_release);
-    if (detail::preempt_in_use.load(std::memory_order_relaxed)) detail::preempt_on();
+    if (auto hold = detail::preempt_hold.load(std::memory_order_relaxed)) hold(false);
   }
 
  private:
