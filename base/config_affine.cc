@@ -72,6 +72,12 @@ table_spec reactor() {
                       "Preempt a fiber that runs past its quantum (task_quota_us) while other fibers, timers or "
                       "RX queues wait on its core: \"off\" leaves fibers cooperative (docs/reactor.md, "
                       "\"Preemption\")."),
+          integer("rx_interrupt_us", {0, 1'000'000}, 0,
+                  "With preempt = \"on\": how soon a fiber that keeps a core with RX queues or backlog rings "
+                  "is interrupted for one turn of the poll rung, as a NIC interrupt preempts a task, in "
+                  "microseconds; it then resumes before anything the packets woke, its quantum going on. 0: "
+                  "packets wait for the quantum (each interrupt costs a signal and two switches: "
+                  "docs/reactor.md, \"Preemption\")."),
           integer("stall_report_ms", {0, 60'000}, 100,
                   "Report a fiber that keeps its core this long without yielding, with a backtrace, once per "
                   "stall (also with preempt = \"off\"); 0: no reports."),

@@ -58,6 +58,10 @@ struct alignas(64) core_ctx {
   policy::waker_kind context_kind = policy::waker_kind::rx_path;
   bool yielded = false;  // the current fiber switched away to be requeued
   int migrate_to = -1;   // ... or to be queued on this reactor instead
+  bool rx_interrupted = false;   // ... or to resume after one poll turn (preempt.cc)
+  bool quantum_preempted = false;  // ... or was preempted at its quantum's end (preempt.cc)
+  fiber* interrupted = nullptr;  // left for an RX interrupt: the next to run, its slice going on
+  fiber* preempted = nullptr;    // preempted: queued after the poll rung, behind what it woke
   std::vector<poller*> pollers;  // owner-only; changed through the inbox
   std::uint64_t now = 0;         // reactor clock, refreshed every loop turn
   std::uint64_t last_cycles = 0; // cycles() at the last switch back to the reactor
@@ -98,7 +102,7 @@ struct alignas(64) core_ctx {
 
   explicit core_ctx(std::uint64_t now) : timers(now) {}
   std::uint32_t nr_running() const {
-    return rq.size() + (current != nullptr ? 1U : 0U);
+    return rq.size() + (current != nullptr || interrupted != nullptr ? 1U : 0U) + (preempted != nullptr ? 1U : 0U);
   }
   void publish_counters();
 };

@@ -65,7 +65,7 @@ struct fiber : inbox_node {
   bool hold_once = false;       // migrate(): run on the target before any steal
   std::uint32_t home_core = 0;  // pinned core, or spawn core
   std::uint32_t last_core = 0;  // core it last ran on (the wakee's "prev")
-  std::uint64_t slice_start = 0;  // cycles() when it was last resumed
+  std::uint64_t slice_start = 0;  // cycles() when it was last resumed (after an RX interrupt: kept)
 
   // Preemption (preempt.cc). The count is raised by runtime code and held
   // spinlocks; written by the fiber's own thread, read by the tick handler

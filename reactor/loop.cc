@@ -76,7 +76,10 @@ unsigned run_fibers(core_ctx& c) {
   unsigned n = 0;
   c.last_cycles = cycles();
   const std::uint64_t until = c.last_cycles + c.rt->quota_cycles;
-  while (fiber* f = c.rq.pop()) {
+  // One preempted in the last turn goes behind what the rungs since woke;
+  // one left for an RX interrupt resumes first, as an interrupted task does.
+  if (c.preempted != nullptr) c.rq.push(std::exchange(c.preempted, nullptr));
+  for (fiber* f = c.interrupted != nullptr ? c.interrupted : c.rq.pop(); f != nullptr; f = c.rq.pop()) {
     publish_state(c);
     // f counts as running from now: a fiber that runs long (one preempted
     // runs until its quantum is over) leaves the ones queued behind it
@@ -84,7 +87,8 @@ unsigned run_fibers(core_ctx& c) {
     c.pub_nr_running.store(c.rq.size() + 1, std::memory_order_relaxed);
     run_fiber(c, f);  // refreshes c.last_cycles
     ++n;
-    if (c.last_cycles >= until) break;
+    // A preemption or an RX interrupt: the poll rung comes before anything else.
+    if (c.last_cycles >= until || c.interrupted != nullptr || c.preempted != nullptr) break;
   }
   publish_state(c);
   return n;
@@ -113,7 +117,7 @@ bool try_steal(core_ctx& c) {
 }
 
 bool has_work(core_ctx& c) {
-  return !c.rq.empty() || !c.inbox.empty() || c.rt->stopping.load(std::memory_order_seq_cst) ||
+  return !c.rq.empty() || c.interrupted != nullptr || c.preempted != nullptr || !c.inbox.empty() || c.rt->stopping.load(std::memory_order_seq_cst) ||
          (c.timers.size() > 0 && *c.timers.next_deadline() <= now_ns());
 }
 
@@ -263,7 +267,7 @@ policy::sched_view snapshot(core_ctx& c) {
   policy::core_state& me = c.view_scratch[c.topo_core.value];
   me.nr_running = c.nr_running();
   me.load = c.load;
-  me.idle = c.current == nullptr && c.rq.empty();
+  me.idle = c.nr_running() == 0;
   return {rt.topo, c.view_scratch, rt.opts.cores};
 }
 
@@ -284,7 +288,7 @@ void reactor_main(core_ctx& c) {
   if (rt.opts.on_reactor_start) rt.opts.on_reactor_start(c.index);
   for (;;) {
     turn(c);
-    if (rt.stopping.load(std::memory_order_acquire) && c.rq.empty() && c.inbox.empty()) break;
+    if (rt.stopping.load(std::memory_order_acquire) && c.nr_running() == 0 && c.inbox.empty()) break;
   }
   tick_stop(c);
   c.publish_counters();

@@ -93,6 +93,9 @@ std::vector<metric_sample> collect_metrics() {
            field(&core_counters::quota_overruns));
   per_core("affine_preemptions_total", "Fibers preempted past their quantum (reactor.preempt).",
            field(&core_counters::preemptions));
+  per_core("affine_rx_interrupts_total",
+           "Running fibers left for one poll turn of their core (reactor.rx_interrupt_us).",
+           field(&core_counters::rx_interrupts));
   static constexpr std::array<std::string_view, 3> refusals{"runtime", "outside", "switching"};
   for (std::size_t r = 0; r < refusals.size(); ++r)
     per_core("affine_preemptions_refused_total",

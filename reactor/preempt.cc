@@ -82,8 +82,10 @@ int collect_ranges(dl_phdr_info* info, std::size_t, void* data) {
 
 std::uint64_t ns_of(std::uint64_t cyc) { return cyc * 1000 / cycles_per_us(); }
 
-void arm_in(core_ctx& c, std::uint64_t ns) {
-  ns = std::max<std::uint64_t>(ns, 10'000);
+// Arms the tick `cyc` cycles after `now` (at least 10 us on).
+void arm_in(core_ctx& c, std::uint64_t cyc, std::uint64_t now) {
+  const std::uint64_t ns = std::max<std::uint64_t>(ns_of(cyc), 10'000);
+  c.tick.due = now + ns * cycles_per_us() / 1000;
   itimerspec its{};
   its.it_value.tv_sec = time_t(ns / 1'000'000'000);
   its.it_value.tv_nsec = long(ns % 1'000'000'000);
@@ -93,16 +95,27 @@ void arm_in(core_ctx& c, std::uint64_t ns) {
   if (::timer_settime(c.tick.id, 0, &its, nullptr) != 0) c.tick.armed.store(false, std::memory_order_relaxed);
 }
 
-// The next tick while fiber `f` runs, `age` cycles into its slice: when its
-// quantum ends (or one quantum on, if it is over), and when it would be a
-// stall if that is sooner.
-void rearm_for(core_ctx& c, const fiber& f, std::uint64_t age) {
+// Whether fiber `f` running on `c` is left for a poll turn every
+// reactor.rx_interrupt_us: RX queues or backlog rings wait on the core.
+bool rx_interrupts(const core_ctx& c, const fiber& f) {
+  return c.rt->rx_cycles != 0 && f.preemptible && !c.pollers.empty();
+}
+
+// In how many cycles fiber `f`, `age` cycles into its slice, needs the
+// tick: when its quantum ends (or one quantum on, if it is over), its next
+// RX interrupt, or when it would be a stall, whichever is first; ~0: never.
+std::uint64_t next_tick(const core_ctx& c, const fiber& f, std::uint64_t age) {
   const runtime_state& rt = *c.rt;
   std::uint64_t next = ~0ULL;
   if (rt.opts.preempt && f.preemptible) next = age < rt.quota_cycles ? rt.quota_cycles - age : rt.quota_cycles;
+  if (rx_interrupts(c, f)) next = std::min(next, age < rt.rx_cycles ? rt.rx_cycles - age : rt.rx_cycles);
   if (rt.stall_cycles != 0)
     next = std::min(next, age < rt.stall_cycles ? rt.stall_cycles - age : rt.stall_cycles / 2);
-  if (next != ~0ULL) arm_in(c, ns_of(next));
+  return next;
+}
+
+void rearm_for(core_ctx& c, const fiber& f, std::uint64_t age) {
+  if (const std::uint64_t next = next_tick(c, f, age); next != ~0ULL) arm_in(c, next, cycles());
 }
 
 // Work that waits for the core: runnable fibers, messages, due timers, or
@@ -141,11 +154,19 @@ void capture_stall(core_ctx& c, fiber& f, std::uint64_t age, std::uintptr_t pc) 
 // Leave the fiber for the reactor as a yield would, from inside the handler.
 // It resumes here, on whichever core takes it, and the handler's return
 // restores everything the signal frame saved.
-void preempt(core_ctx& c, fiber& f, ucontext_t* uc) {
+// `for_rx`: an RX interrupt, after which f resumes first, its slice going
+// on; else a preemption, after which it is requeued as a yield would be.
+void preempt(core_ctx& c, fiber& f, ucontext_t* uc, bool for_rx) {
   f.no_preempt.store(1, std::memory_order_relaxed);
   std::atomic_signal_fence(std::memory_order_seq_cst);
-  ++c.c.preemptions;
-  c.yielded = true;
+  if (for_rx) {
+    ++c.c.rx_interrupts;
+    c.rx_interrupted = true;
+  } else {
+    ++c.c.preemptions;
+    c.yielded = true;
+    c.quantum_preempted = true;
+  }
   const core_ctx* from = &c;
   // The handler runs with ticks blocked; the reactor must get them again.
   // (The fiber's own mask comes back with the handler's return.)
@@ -186,15 +207,17 @@ void on_tick(int sig, siginfo_t* si, void* ucv) {
   if (rt.stall_cycles != 0 && age >= rt.stall_cycles && f->stall_slice != f->slice_start && on_stack && own)
     capture_stall(*c, *f, age, pc);
 
-  if (rt.opts.preempt && f->preemptible && age >= rt.quota_cycles) {
+  // Past its quantum with other work waiting, or due an RX interrupt.
+  const bool quantum = rt.opts.preempt && f->preemptible && age >= rt.quota_cycles && work_waits(*c);
+  if (quantum || (rx_interrupts(*c, *f) && age >= rt.rx_cycles)) {
     refusal why = refusal::count_;
     if (f->no_preempt.load(std::memory_order_relaxed) != 0) why = refusal::runtime;
     else if (!on_stack) why = refusal::switching;
     else if (!own) why = refusal::outside;
     if (why != refusal::count_) {
       ++c->c.preempt_refused[std::size_t(why)];
-    } else if (work_waits(*c)) {
-      preempt(*c, *f, uc);
+    } else {
+      preempt(*c, *f, uc, /*for_rx=*/!quantum);
       set_errno(saved_errno);
       return;
     }
@@ -294,11 +317,13 @@ void tick_stop(core_ctx& c) {
 }
 
 void tick_arm(core_ctx& c) {
-  const runtime_state& rt = *c.rt;
-  std::uint64_t first = ~0ULL;
-  if (rt.opts.preempt) first = rt.quota_cycles;
-  if (rt.stall_cycles != 0) first = std::min(first, rt.stall_cycles / 2);
-  if (first != ~0ULL) arm_in(c, ns_of(first));
+  const fiber& f = *c.current;
+  const std::uint64_t now = c.last_cycles;
+  const std::uint64_t next = next_tick(c, f, now - f.slice_start);
+  if (next == ~0ULL) return;
+  // A tick already due as soon serves (most switches end here, no call).
+  if (c.tick.armed.load(std::memory_order_relaxed) && c.tick.due <= now + next) return;
+  arm_in(c, next, now);
 }
 
 std::expected<void, std::string> stall_reporter_start(runtime_state& rt) {

@@ -41,6 +41,7 @@ struct tick_state {
   timer_t id{};
   bool made = false;
   std::atomic<bool> armed{false};       // cleared by every tick
+  std::uint64_t due = 0;                // cycles() when the armed tick comes
   sigset_t sleep_mask{};                // the thread's mask plus tick_signal: epoll sleeps with it
 };
 
@@ -62,7 +63,8 @@ std::expected<void, std::string> tick_process_setup();
 // On the reactor thread, before its loop: its timer, aimed at its thread.
 std::expected<void, std::string> tick_start(core_ctx& c);
 void tick_stop(core_ctx& c);
-// From the loop, before running fibers: arms the tick if it is not armed.
+// From run_fiber, with the fiber current: arms the tick for when that fiber
+// needs it, unless it is armed to come sooner.
 void tick_arm(core_ctx& c);
 
 // The stall reporter: a thread per runtime that formats what the handlers

@@ -77,6 +77,7 @@ std::expected<std::unique_ptr<runtime>, std::string> runtime::start(
     st->opts.stall_report_ms = 0;
   }
   st->stall_cycles = std::uint64_t(st->opts.stall_report_ms) * 1000 * detail::cycles_per_us();
+  st->rx_cycles = st->opts.preempt ? std::uint64_t(st->opts.rx_interrupt_us) * detail::cycles_per_us() : 0;
   st->ticks = st->opts.preempt || st->stall_cycles != 0;
   if (st->ticks)
     if (auto ok = detail::tick_process_setup(); !ok) return std::unexpected("reactor ticks: " + ok.error());

@@ -9,11 +9,11 @@ std::string format_counters(unsigned core, const core_counters& c) {
   std::string out = fmt::format(
       "c{} turns={} run={} switches={} spawned={} finished={} migrations={} wake_local={} "
       "wake_remote={} steals={}/{}/{} overruns={} preempt={} sleeps={} kicks={} idle_ms={} "
-      "sleep_ms={} timers={} preemptions={} refused={}/{}/{} stalls={}",
+      "sleep_ms={} timers={} preemptions={} rx_interrupts={} refused={}/{}/{} stalls={}",
       core, c.loop_turns, c.fibers_run, c.switches, c.fibers_spawned, c.fibers_finished,
       c.migrations, c.wakeups_local, c.wakeups_remote, c.steals[0], c.steals[1], c.steals[2],
       c.quota_overruns, c.preempt_yields, c.sleeps, c.kicks_sent, c.idle_ns / 1'000'000,
-      c.sleep_ns / 1'000'000, c.timers_fired, c.preemptions, c.preempt_refused[0], c.preempt_refused[1],
+      c.sleep_ns / 1'000'000, c.timers_fired, c.preemptions, c.rx_interrupts, c.preempt_refused[0], c.preempt_refused[1],
       c.preempt_refused[2], c.stalls);
   for (std::size_t r = 0; r < c.placements.size(); ++r)
     if (c.placements[r] != 0)

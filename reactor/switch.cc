@@ -111,11 +111,14 @@ void run_fiber(core_ctx& c, fiber* f) {
   if (f->last_core != c.index) ++c.c.migrations;
   f->last_core = c.index;
   f->hold_once = false;
-  f->slice_start = c.last_cycles;
+  if (f == c.interrupted)
+    c.interrupted = nullptr;  // back from an RX interrupt: its slice goes on
+  else
+    f->slice_start = c.last_cycles;
   ++c.c.fibers_run;
   // It may run long: the tick watches it (preempt.cc). Armed once current
   // and slice_start say who runs, so a tick that comes at once re-arms.
-  if (c.tick.made && !c.tick.armed.load(std::memory_order_relaxed)) tick_arm(c);
+  if (c.tick.made) tick_arm(c);
   void* fake = nullptr;
   san::start_switch(&fake, f->stack.base, f->stack.size);
   san::switch_to(f->tsan_fiber);
@@ -134,7 +137,14 @@ void run_fiber(core_ctx& c, fiber* f) {
     return;
   }
   if (std::exchange(c.yielded, false)) {
-    c.rq.push(f);
+    if (std::exchange(c.quantum_preempted, false))
+      c.preempted = f;  // the poll rung first, and what it wakes before f, as the kernel would
+    else
+      c.rq.push(f);
+    return;
+  }
+  if (std::exchange(c.rx_interrupted, false)) {  // the poll rung, then f again
+    c.interrupted = f;
     return;
   }
   if (const int to = std::exchange(c.migrate_to, -1); to >= 0) {

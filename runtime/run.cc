@@ -35,7 +35,7 @@ class stats_line {
             stacks.log_stats();
           }
         },
-        {.stop = std::stop_token{}});
+        {.stop = std::stop_token{}, .preemptible = false});  // runtime code: never preempted
     if (!f) throw std::system_error(f.error(), "affine: the stats fiber");
     fiber_ = std::move(*f);
   }

@@ -44,8 +44,9 @@ std::expected<std::unique_ptr<stack>, std::string> stack::create(runtime& rt, dr
   }
   for (auto& pc : st->cores_) {
     // The stack's own fibers follow no stop token: they end with the stack.
+    // Stack code from end to end, short each time: never preempted.
     auto f = spawn([s = st.get(), p = pc.get()] { s->timer_loop(*p); },
-                   {.core = pc->index, .pinned = true, .stop = std::stop_token{}});
+                   {.core = pc->index, .pinned = true, .stop = std::stop_token{}, .preemptible = false});
     if (!f) return std::unexpected(fmt::format("stack on {}: timer fiber: {}", port.name(), f.error().message()));
     pc->timer_fiber = std::move(*f);
   }

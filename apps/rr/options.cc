@@ -47,7 +47,7 @@ std::expected<void, std::string> apply_server(server_options& o, std::string_vie
   if (flag == "--serve-cores") return set(o.serve_cores, number_list<unsigned>(flag, value, 0, 8191));
   if (flag == "--antagonist-core") return set(o.antagonist_core, number<unsigned>(flag, value, 0, 8191));
   if (flag == "--antagonist-slice-us")
-    return set(o.antagonist_slice_us, number<std::uint32_t>(flag, value, 1, 1'000'000));
+    return set(o.antagonist_slice_us, number<std::uint32_t>(flag, value, 0, 1'000'000));
   if (flag == "--congestion") return set(o.congestion, congestion(flag, value));
   return std::unexpected(fmt::format("unknown option \"{}\" for server", flag));
 }

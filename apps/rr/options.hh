@@ -51,7 +51,8 @@ struct server_options {
   // where the acceptor spawned them.
   std::vector<unsigned> serve_cores;
   // Seed 004's antagonist: a fiber pinned on this reactor that runs for a
-  // whole slice, gives the core up, and runs again, as long as the server.
+  // whole slice, gives the core up, and runs again, as long as the server;
+  // slice 0: it never gives the core up (only reactor.preempt takes it).
   std::optional<unsigned> antagonist_core;
   std::uint32_t antagonist_slice_us = 500;  // the default reactor.task_quota_us
   affine::net::congestion_control congestion = affine::net::congestion_control::configured;

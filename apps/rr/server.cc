@@ -118,13 +118,16 @@ void serve(net::tcp_stream s, totals& t, bool zero_copy) {
 // Seed 004's antagonist (server_options::antagonist_core): runs until
 // its stop is requested, using its whole slice each time, then yielding so that the
 // reactor's other rungs (its RX queues among them) get their turn, as an
-// interrupt would preempt a CPU-bound task.
+// interrupt would preempt a CPU-bound task. Slice 0: a pure compute loop that
+// never yields, which only reactor.preempt takes the core from.
 class antagonist {
  public:
   antagonist(unsigned core, std::uint32_t slice_us) {
     auto f = spawn(
         [this, slice_ns = std::uint64_t(slice_us) * 1000] {
-          while (!this_fiber::stop_requested()) {  // it computes, never waits: it looks at its token
+          const std::stop_token token = stop_.get_token();  // it computes, never waits: it looks at its token
+          while (!token.stop_requested()) {
+            if (slice_ns == 0) continue;
             const std::uint64_t until = now_ns() + slice_ns;
             while (now_ns() < until) {
             }

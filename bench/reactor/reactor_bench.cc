@@ -1,6 +1,7 @@
 // bench/run reactor: the reactor's basic costs, side by side with OS threads.
 //
 //   {"bench":"reactor","variant":"affine",...}          fibers on reactors whose idle spin covers the run
+//   {"bench":"reactor","variant":"affine-preempt",...}  the same with reactor.preempt = "on", and its ratios
 //   {"bench":"reactor","variant":"affine-sleeping",...} the same wakeups to a reactor that sleeps at once
 //   {"bench":"reactor","variant":"thread-condvar",...}  std::thread + condition_variable (futex)
 //   {"bench":"reactor","variant":"affine-idle",...}     CPU used by idle reactors after their spin time
@@ -31,10 +32,11 @@ struct options {
   unsigned idle_seconds = 5;
 };
 
-std::unique_ptr<runtime> start(const topology& topo, std::uint32_t spin_us) {
+std::unique_ptr<runtime> start(const topology& topo, std::uint32_t spin_us, bool preempt = false) {
   runtime_options o;
   o.cores = {core_id{0}, core_id{1}};
   o.spin_us = spin_us;
+  o.preempt = preempt;
   auto rt = runtime::start(topo, o);
   if (!rt) {
     fmt::print(stderr, "reactor_bench: {}\n", rt.error());
@@ -126,14 +128,30 @@ int main(int argc, char** argv) {
   const topology& topo = real ? *sys : *syn;
   const unsigned cpu0 = topo.core(core_id{0}).os_cpu, cpu1 = topo.core(core_id{1}).os_cpu;
 
-  {  // Reactors that spin through the whole measurement (spin_us = 1 s).
-    auto rt = start(topo, 1'000'000);
+  // Reactors that spin through the whole measurement (spin_us = 1 s); then
+  // the same with reactor.preempt = "on" and nothing to preempt, with its
+  // ratios to the first (the cost of the ticks alone).
+  double off_switch = 0, off_spawn = 0, off_wake = 0;
+  for (const bool preempt : {false, true}) {
+    auto rt = start(topo, 1'000'000, preempt);
     const double sw = measure_switch(*rt, opt.switches);
     const double sj = measure_spawn_join(*rt, opt.spawns);
     auto lat = measure_wakes(*rt, opt.wakes);
-    fmt::print("{{\"bench\":\"reactor\",\"variant\":\"affine\",\"switch_ns\":{:.1f},\"spawn_join_ns\":{:.1f},"
-               "\"wake_p50_ns\":{:.0f},\"wake_p99_ns\":{:.0f},\"samples\":{}}}\n",
-               sw, sj, percentile(lat, 50), percentile(lat, 99), lat.size());
+    const double p50 = percentile(lat, 50);
+    if (!preempt) {
+      off_switch = sw, off_spawn = sj, off_wake = p50;
+      fmt::print("{{\"bench\":\"reactor\",\"variant\":\"affine\",\"switch_ns\":{:.1f},\"spawn_join_ns\":{:.1f},"
+                 "\"wake_p50_ns\":{:.0f},\"wake_p99_ns\":{:.0f},\"samples\":{}}}\n",
+                 sw, sj, p50, percentile(lat, 99), lat.size());
+    } else {
+      const auto c = rt->counters(0);
+      fmt::print("{{\"bench\":\"reactor\",\"variant\":\"affine-preempt\",\"switch_ns\":{:.1f},"
+                 "\"spawn_join_ns\":{:.1f},\"wake_p50_ns\":{:.0f},\"wake_p99_ns\":{:.0f},\"samples\":{},"
+                 "\"switch_vs_off\":{:.3f},\"spawn_join_vs_off\":{:.3f},\"wake_p50_vs_off\":{:.3f},"
+                 "\"preemptions\":{}}}\n",
+                 sw, sj, p50, percentile(lat, 99), lat.size(), sw / off_switch, sj / off_spawn, p50 / off_wake,
+                 c.preemptions);
+    }
   }
   {  // Reactors that sleep as soon as they are idle (spin_us = 0).
     auto rt = start(topo, 0);

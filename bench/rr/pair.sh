@@ -79,7 +79,7 @@ pair_run() {
   local bench=$1 variant=$2 limit=$3
   shift 3
   local server_config="" client_config="" host=127.0.0.1
-  if [ "${variant%-zero-copy}" = affine-memif ]; then
+  if [ "${variant%-zero-copy}" = affine-memif ] || [ "$variant" = affine-memif-preempt ]; then
     server_config=$pair_dir/server.toml client_config=$pair_dir/client.toml host=10.77.1.1
   fi
   rm -f "$pair_dir/memif.sock"
@@ -98,9 +98,13 @@ pair_run_between() {
   shift 6
   local config=() client_core=1 port line rc=0 zero_copy=()
   [ "$(nproc)" -ge 2 ] || client_core=0
-  case "$variant" in *-zero-copy) zero_copy=(--zero-copy) ;; esac
+  local preempt=()
+  case "$variant" in
+    *-zero-copy) zero_copy=(--zero-copy) ;;
+    *-preempt) preempt=(--set 'reactor.preempt="on"') ;;  # both processes: the cost of the ticks alone
+  esac
   [ -n "$server_config" ] && config=(--config "$server_config")
-  local quiet=(--set 'log.level="warn"' "${pair_sets[@]}")
+  local quiet=(--set 'log.level="warn"' "${pair_sets[@]}" "${preempt[@]}")
   : >"$pair_dir/server.out"  # before the server's own redirection, which its fork does later
   "${pair_server_wrap[@]}" "$pair_exe" "${config[@]}" "${quiet[@]}" --set 'reactor.cores="0"' server "${zero_copy[@]}" "${pair_server_args[@]}" \
     >"$pair_dir/server.out" 2>"$pair_dir/server.err" &

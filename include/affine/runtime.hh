@@ -36,6 +36,9 @@ struct runtime_options {
   // reactor.preempt: preempt a fiber that runs past its quantum while other
   // work waits on its core (docs/reactor.md, "Preemption").
   bool preempt = false;
+  // reactor.rx_interrupt_us: with preempt, interrupt a fiber that runs this
+  // long on a core with pollers for one poll turn; 0: off.
+  std::uint32_t rx_interrupt_us = 0;
   // reactor.stall_report_ms: report a fiber that holds its core this long
   // without yielding (logged with a backtrace, counted as `stalls`); 0: off.
   std::uint32_t stall_report_ms = 100;

@@ -31,6 +31,7 @@ struct core_counters {
   std::uint64_t quota_overruns = 0;   // a fiber ran past 2x the task quota without yielding
   std::uint64_t preempt_yields = 0;   // maybe_yield() gave up the core
   std::uint64_t preemptions = 0;      // a fiber past its quantum was preempted (reactor.preempt)
+  std::uint64_t rx_interrupts = 0;    // a running fiber was left for one poll turn (reactor.rx_interrupt_us)
   // Preemptions that were due but refused, retried at the next tick, by
   // reason: inside the runtime or a spinlock, in another object's code
   // (libc, the loader, DPDK, ...), not on the fiber's stack.

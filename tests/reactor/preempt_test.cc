@@ -86,10 +86,11 @@ class watchdog {
 class preempt_test : public runtime_test {
  protected:
   void SetUp() override {}
-  void start_preempting(std::uint32_t quantum_us, bool steal = false) {
+  void start_preempting(std::uint32_t quantum_us, bool steal = false, std::uint32_t rx_interrupt_us = 0) {
     runtime_options o;
     o.preempt = true;
     o.task_quota_us = quantum_us;
+    o.rx_interrupt_us = rx_interrupt_us;
     o.stall_report_ms = 0;
     policy_.steal = steal;
     start(std::move(o), &policy_);
@@ -153,6 +154,98 @@ TEST_F(preempt_test, AnRxQueueOnABusyCoreIsStillPolled) {
   EXPECT_FALSE(dog.finish());
   // 50 ms at a 200 us quantum: about 125 preemptions, each followed by a poll.
   EXPECT_GE(during, 20u) << "the RX queue was not polled while the hog ran";
+}
+
+// With reactor.rx_interrupt_us, the RX path interrupts a fiber that keeps
+// its core as a NIC interrupt does a task: the core's RX queues are polled
+// every interrupt, far inside the quantum, and the interrupted fiber then
+// resumes before the fiber the poll woke (which waits for the quantum).
+class waking_poller final : public poller {
+ public:
+  explicit waking_poller(const std::atomic<std::uint64_t>& progress) : progress_(progress) {}
+  unsigned poll() override {
+    const std::uint64_t now = now_ns();
+    if (last_ != 0) max_gap_ns = std::max(max_gap_ns.load(std::memory_order_relaxed), now - last_);
+    last_ = now;
+    if (arm.load(std::memory_order_acquire) && !packet.is_set()) {
+      progress_at_wake = progress_.load(std::memory_order_relaxed);
+      packet.set();  // "the packet" wakes its reader, queued on this core
+    }
+    return 0;
+  }
+  void restart() { last_ = 0, max_gap_ns = 0; }
+  std::atomic<bool> arm{false};
+  event packet;
+  std::atomic<std::uint64_t> max_gap_ns{0};
+  std::uint64_t progress_at_wake = 0;
+
+ private:
+  const std::atomic<std::uint64_t>& progress_;
+  std::uint64_t last_ = 0;
+};
+
+// A hog on core 0 that never yields, a reader there waiting for "a packet"
+// that `rxq` delivers at its first poll once armed, and the poll gaps seen
+// over the 60 ms before that (after 30 ms of settling).
+struct hog_and_reader {
+  std::uint64_t progress_at_wake = 0;   // the hog's count when the poll woke the reader
+  std::uint64_t progress_at_start = 0;  // ... when the reader first ran
+  std::uint64_t max_gap_ns = 0;         // the longest time between two polls
+  bool hung = false;
+};
+
+hog_and_reader run_hog_and_reader(runtime& rt) {
+  hog_and_reader out;
+  std::atomic<std::uint64_t> progress{0};
+  waking_poller rxq(progress);
+  rt.add_poller(0, &rxq);
+  std::atomic<bool> stop{false};
+  watchdog dog(stop, std::chrono::seconds(20));
+  rt.run([&] {
+    auto hog = spawn([&] {
+      while (!stop.load(std::memory_order_relaxed)) progress.fetch_add(1, std::memory_order_relaxed);
+    }, {.core = 0, .pinned = true}).value();
+    auto reader = spawn([&] {
+      ASSERT_TRUE(rxq.packet.wait(deadline(std::chrono::seconds(10))));
+      out.progress_at_start = progress.load(std::memory_order_relaxed);
+    }, {.core = 0, .pinned = true}).value();
+    spawn([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(30));  // the reader waits, the hog runs
+      rxq.restart();
+      std::this_thread::sleep_for(std::chrono::milliseconds(60));
+      out.max_gap_ns = rxq.max_gap_ns.load();
+      rxq.arm.store(true, std::memory_order_release);
+    }, {.core = 1, .pinned = true}).value().join();
+    reader.join();
+    stop.store(true);
+    hog.join();
+  });
+  rt.remove_poller(0, &rxq);
+  out.hung = dog.finish();
+  out.progress_at_wake = rxq.progress_at_wake;
+  return out;
+}
+
+TEST_F(preempt_test, AnRxInterruptPollsWithinMicrosecondsAndResumesTheInterruptedFiberFirst) {
+  SKIP_UNDER_TSAN();
+  start_preempting(/*quantum_us=*/20'000, false, /*rx_interrupt_us=*/100);
+  const hog_and_reader r = run_hog_and_reader(*rt_);
+  EXPECT_FALSE(r.hung);
+  // Without RX interrupts the poll waits for the 20 ms quantum.
+  EXPECT_LT(r.max_gap_ns, 5'000'000u) << "RX queue not polled for " << r.max_gap_ns / 1000 << " us on a busy core";
+  EXPECT_GE(settled(0).rx_interrupts, 100u);
+  EXPECT_GT(r.progress_at_start, r.progress_at_wake) << "the woken reader ran before the interrupted fiber resumed";
+}
+
+// A fiber preempted at its quantum's end goes behind what the poll rung
+// then wakes, as a task whose slice is over goes behind the wakee of an
+// interrupt: a reader woken by "a packet" runs before the hog again.
+TEST_F(preempt_test, TheFiberAPollWakesRunsBeforeTheOnePreemptedAtItsQuantum) {
+  SKIP_UNDER_TSAN();
+  start_preempting(/*quantum_us=*/2'000);
+  const hog_and_reader r = run_hog_and_reader(*rt_);
+  EXPECT_FALSE(r.hung);
+  EXPECT_EQ(r.progress_at_start, r.progress_at_wake) << "the preempted hog ran again before the reader it woke";
 }
 
 // A fiber holding a spinlock is never preempted. If it were, `inside` would

@@ -13,11 +13,17 @@
 #include <gtest/gtest.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -73,7 +79,7 @@ class runtime_fixture : public ::testing::Test {
   }
 
   void start_runtime() {
-    runtime_options o;
+    runtime_options o = runtime_base_;
     o.cores = reactor_cores();
     o.on_reactor_start = drivers::dpdk::register_reactor;
     auto rt = runtime::start(*topo_, o);
@@ -90,6 +96,7 @@ class runtime_fixture : public ::testing::Test {
   std::unique_ptr<topology> topo_;
   unsigned cores_ = 1;
   std::unique_ptr<runtime> rt_;
+  runtime_options runtime_base_;  // what start_runtime starts from (its cores and hook set there)
 };
 
 // What the wire tests differ in.
@@ -241,6 +248,26 @@ class tap_peer : public runtime_fixture {
  private:
   tap_peer_options options_;
 };
+
+// A kernel TCP socket connected to ip:port (host order), with 10 s send and
+// receive timeouts; -1 (errno set) if the connect failed.
+inline int kernel_connect(std::uint32_t ip, std::uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(ip);
+  timeval tv{10, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    const int why = errno;  // connect's, for the caller
+    ::close(fd);
+    errno = why;
+    return -1;
+  }
+  return fd;
+}
 
 // "Affine's socket is bound (or listening)": set by the fiber, waited for by
 // a kernel side that speaks first. Without it the kernel's first datagram or

@@ -86,21 +86,7 @@ class tap_interop : public testing::tap_peer {
   testing::affine_ready listening_;
 };
 
-int kernel_connect(std::uint32_t ip, std::uint16_t port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(ip);
-  timeval tv{10, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
+using testing::kernel_connect;
 
 // recv(2), retried when a signal interrupts it (the runtime's threads get
 // signals; this thread must not take them for an error).
