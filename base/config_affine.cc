@@ -65,13 +65,16 @@ table_spec reactor() {
           integer("stack_kib", {16, 8192}, 64,
                   "Stack size of each fiber, in KiB; a guard page below each stack catches overflows."),
           integer("task_quota_us", {10, 1'000'000}, 500,
-                  "How long a reactor runs fibers before it polls its RX queues again, in microseconds; also a "
-                  "fiber's quantum: with preempt = \"on\", one that runs longer while other work waits on its "
-                  "core is preempted."),
+                  "How long a reactor runs fibers before it polls its RX queues again, in microseconds; "
+                  "this_fiber::maybe_yield() gives the core up after it."),
           enumeration("preempt", {"off", "on"}, "off",
-                      "Preempt a fiber that runs past its quantum (task_quota_us) while other fibers, timers or "
+                      "Preempt a fiber that runs past its quantum (quantum_us) while other fibers, timers or "
                       "RX queues wait on its core: \"off\" leaves fibers cooperative (docs/reactor.md, "
                       "\"Preemption\")."),
+          integer("quantum_us", {10, 1'000'000}, 2000,
+                  "With preempt = \"on\": how long a fiber runs before it is preempted, in microseconds. A "
+                  "running reactor takes a timer signal about once per quantum: shorter means sooner "
+                  "preemption and more signals (docs/reactor.md, \"Preemption\")."),
           integer("rx_interrupt_us", {0, 1'000'000}, 0,
                   "With preempt = \"on\": how soon a fiber that keeps a core with RX queues or backlog rings "
                   "is interrupted for one turn of the poll rung, as a NIC interrupt preempts a task, in "

@@ -30,6 +30,7 @@ std::expected<runtime_setup, std::string> runtime_setup_from(const config::table
   o.stack_bytes = std::size_t(cfg.get_int("reactor.stack_kib")) * 1024;
   o.task_quota_us = std::uint32_t(cfg.get_int("reactor.task_quota_us"));
   o.preempt = cfg.get_string("reactor.preempt") == "on";
+  o.quantum_us = std::uint32_t(cfg.get_int("reactor.quantum_us"));
   o.rx_interrupt_us = std::uint32_t(cfg.get_int("reactor.rx_interrupt_us"));
   o.stall_report_ms = std::uint32_t(cfg.get_int("reactor.stall_report_ms"));
   o.balance_interval_us = std::uint32_t(cfg.get_int("sched.balance_interval_us"));

@@ -107,7 +107,7 @@ bool rx_interrupts(const core_ctx& c, const fiber& f) {
 std::uint64_t next_tick(const core_ctx& c, const fiber& f, std::uint64_t age) {
   const runtime_state& rt = *c.rt;
   std::uint64_t next = ~0ULL;
-  if (rt.opts.preempt && f.preemptible) next = age < rt.quota_cycles ? rt.quota_cycles - age : rt.quota_cycles;
+  if (rt.opts.preempt && f.preemptible) next = age < rt.quantum_cycles ? rt.quantum_cycles - age : rt.quantum_cycles;
   if (rx_interrupts(c, f)) next = std::min(next, age < rt.rx_cycles ? rt.rx_cycles - age : rt.rx_cycles);
   if (rt.stall_cycles != 0)
     next = std::min(next, age < rt.stall_cycles ? rt.stall_cycles - age : rt.stall_cycles / 2);
@@ -208,7 +208,7 @@ void on_tick(int sig, siginfo_t* si, void* ucv) {
     capture_stall(*c, *f, age, pc);
 
   // Past its quantum with other work waiting, or due an RX interrupt.
-  const bool quantum = rt.opts.preempt && f->preemptible && age >= rt.quota_cycles && work_waits(*c);
+  const bool quantum = rt.opts.preempt && f->preemptible && age >= rt.quantum_cycles && work_waits(*c);
   if (quantum || (rx_interrupts(*c, *f) && age >= rt.rx_cycles)) {
     refusal why = refusal::count_;
     if (f->no_preempt.load(std::memory_order_relaxed) != 0) why = refusal::runtime;

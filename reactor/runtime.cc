@@ -69,6 +69,7 @@ std::expected<std::unique_ptr<runtime>, std::string> runtime::start(
   auto st = std::make_unique<detail::runtime_state>(topo, std::move(opts), pc);
   st->reactor_of_topo = std::move(reactor_of);
   st->quota_cycles = std::uint64_t(st->opts.task_quota_us) * detail::cycles_per_us();
+  st->quantum_cycles = std::uint64_t(st->opts.quantum_us) * detail::cycles_per_us();
   if (detail::san::tsan) {
     // TSan runs a signal handler at its own safe points, not where the
     // signal came: a tick there cannot see what the fiber was doing.

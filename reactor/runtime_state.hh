@@ -27,7 +27,8 @@ struct runtime_state {
   std::vector<int> reactor_of_topo;  // topology core -> reactor index, or -1
   std::atomic<bool> stopping{false};
   std::atomic<std::size_t> live_fibers{0};
-  std::uint64_t quota_cycles = 0;  // reactor.task_quota_us in cycles(): the quantum
+  std::uint64_t quota_cycles = 0;  // reactor.task_quota_us in cycles(): a slice (maybe_yield, run_fibers)
+  std::uint64_t quantum_cycles = 0;  // reactor.quantum_us in cycles(): the preemption quantum
   std::uint64_t rx_cycles = 0;     // reactor.rx_interrupt_us in cycles(); 0: no RX interrupts
   std::uint64_t stall_cycles = 0;  // reactor.stall_report_ms in cycles(); 0: no reports
   bool ticks = false;              // preemption or stall reports: the reactors run tick timers

@@ -32,10 +32,11 @@ struct runtime_options {
   bool idle_sleep = true;            // reactor.idle = "sleep"
   std::uint32_t spin_us = 50;        // reactor.spin_us: spin this long before sleeping
   std::size_t stack_bytes = 64 * 1024;
-  std::uint32_t task_quota_us = 500;  // reactor.task_quota_us: a fiber's slice, the quantum
+  std::uint32_t task_quota_us = 500;  // reactor.task_quota_us: a fiber's slice (maybe_yield)
   // reactor.preempt: preempt a fiber that runs past its quantum while other
   // work waits on its core (docs/reactor.md, "Preemption").
   bool preempt = false;
+  std::uint32_t quantum_us = 2000;  // reactor.quantum_us: with preempt, the preemption quantum
   // reactor.rx_interrupt_us: with preempt, interrupt a fiber that runs this
   // long on a core with pollers for one poll turn; 0: off.
   std::uint32_t rx_interrupt_us = 0;

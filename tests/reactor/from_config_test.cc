@@ -28,6 +28,10 @@ TEST(from_config, DefaultsGiveEveryCoreAndTheSeedsDefaults) {
   EXPECT_EQ(setup->options.spin_us, 50u);
   EXPECT_EQ(setup->options.stack_bytes, 64u * 1024);
   EXPECT_EQ(setup->options.task_quota_us, 500u);
+  EXPECT_FALSE(setup->options.preempt);
+  EXPECT_EQ(setup->options.quantum_us, 2000u);
+  EXPECT_EQ(setup->options.rx_interrupt_us, 0u);
+  EXPECT_EQ(setup->options.stall_report_ms, 100u);
   EXPECT_FALSE(setup->policy.rx_wakeup_sync);                                   // seed 000
   EXPECT_EQ(setup->policy.wake_affine, policy::wake_affine_mode::task_only);    // seed 004
   EXPECT_EQ(setup->policy.busy_poll_budget_ns, 50'000u);                        // seed 001
@@ -36,7 +40,8 @@ TEST(from_config, DefaultsGiveEveryCoreAndTheSeedsDefaults) {
 
 TEST(from_config, EveryKnobReachesItsField) {
   auto setup = runtime_setup_from(load("[reactor]\ncores = \"1,3-4\"\nidle = \"spin\"\nspin_us = 7\n"
-                                       "stack_kib = 128\ntask_quota_us = 250\n"
+                                       "stack_kib = 128\ntask_quota_us = 250\npreempt = \"on\"\n"
+                                       "quantum_us = 3000\nrx_interrupt_us = 20\nstall_report_ms = 0\n"
                                        "[sched]\nrx_wakeup_sync = true\nwake_affine = \"always\"\n"
                                        "balance_interval_us = 0\nsteal = false\n"
                                        "[busy_poll]\nbudget_us = 0\nyield_when_runnable = false\n"),
@@ -48,6 +53,10 @@ TEST(from_config, EveryKnobReachesItsField) {
   EXPECT_EQ(o.spin_us, 7u);
   EXPECT_EQ(o.stack_bytes, 128u * 1024);
   EXPECT_EQ(o.task_quota_us, 250u);
+  EXPECT_TRUE(o.preempt);
+  EXPECT_EQ(o.quantum_us, 3000u);
+  EXPECT_EQ(o.rx_interrupt_us, 20u);
+  EXPECT_EQ(o.stall_report_ms, 0u);
   EXPECT_EQ(o.balance_interval_us, 0u);
   const auto& p = setup->policy;
   EXPECT_TRUE(p.rx_wakeup_sync);

@@ -41,7 +41,7 @@ class preempt_tap : public testing::tap_peer {
  protected:
   preempt_tap() : tap_peer({.device = "net_tap2", .iface = "affpre0", .kernel_address = "10.79.0.1/24", .max_cores = 2}) {
     runtime_base_.preempt = true;
-    runtime_base_.task_quota_us = quantum_us;
+    runtime_base_.quantum_us = quantum_us;
   }
 };
 
