@@ -126,10 +126,13 @@ void run_fiber(core_ctx& c, fiber* f) {
   san::finish_switch(fake, nullptr, nullptr);
   c.current = nullptr;
   ++c.c.switches;
-  // One clock read per switch: it ends this slice and starts the next.
+  // One clock read per switch: it ends this slice and starts the next
+  // (an RX interrupt ends no slice: f resumes next, its slice going on).
   c.last_cycles = cycles();
-  if (c.last_cycles - f->slice_start > 2 * c.rt->quota_cycles) ++c.c.quota_overruns;
-  if (f->stall_slice == f->slice_start) report_stall_end(c, *f, c.last_cycles - f->slice_start);
+  if (!c.rx_interrupted) {
+    if (c.last_cycles - f->slice_start > 2 * c.rt->quota_cycles) ++c.c.quota_overruns;
+    if (f->stall_slice == f->slice_start) report_stall_end(c, *f, c.last_cycles - f->slice_start);
+  }
 
   if (!f->context) {  // the fiber returned
     ++c.c.fibers_finished;
