@@ -1,7 +1,7 @@
 // bench/run reactor: the reactor's basic costs, side by side with OS threads.
 //
 //   {"bench":"reactor","variant":"affine",...}          fibers on reactors whose idle spin covers the run
-//   {"bench":"reactor","variant":"affine-preempt",...}  the same with reactor.preempt = "on", and its ratios
+//   {"bench":"reactor","variant":"affine-preempt",...}  the same with reactor.preempt = "on", median ratios of 9 pairs
 //   {"bench":"reactor","variant":"affine-sleeping",...} the same wakeups to a reactor that sleeps at once
 //   {"bench":"reactor","variant":"thread-condvar",...}  std::thread + condition_variable (futex)
 //   {"bench":"reactor","variant":"affine-idle",...}     CPU used by idle reactors after their spin time
@@ -131,24 +131,43 @@ int main(int argc, char** argv) {
 
   // Reactors that spin through the whole measurement (spin_us = 1 s), with
   // reactor.preempt off and on and nothing to preempt (the cost of the
-  // ticks alone), alternated twice so neither gets the warmer machine or
-  // the fresher memory; the better run of each.
+  // ticks alone): `pairs` pairs, each one off and one on back to back (the
+  // order alternating, so neither gets the warmer machine or the fresher
+  // memory), the ratio on / off of each pair and its median over the pairs
+  // (this VM's figures drift by more than the cost measured), beside the
+  // best absolute figures of each.
+  constexpr int pairs = 9;
   struct figures {
     double switch_ns = 1e18, spawn_join_ns = 1e18, wake_p50_ns = 1e18, wake_p99_ns = 1e18;
     std::size_t samples = 0;
     std::uint64_t preemptions = 0;
   } best[2];
-  for (const bool preempt : {false, true, false, true}) {
-    auto rt = start(topo, 1'000'000, preempt);
-    figures& b = best[preempt ? 1 : 0];
-    b.switch_ns = std::min(b.switch_ns, measure_switch(*rt, opt.switches));
-    b.spawn_join_ns = std::min(b.spawn_join_ns, measure_spawn_join(*rt, opt.spawns));
-    auto lat = measure_wakes(*rt, opt.wakes);
-    b.wake_p50_ns = std::min(b.wake_p50_ns, percentile(lat, 50));
-    b.wake_p99_ns = std::min(b.wake_p99_ns, percentile(lat, 99));
-    b.samples = lat.size();
-    b.preemptions += rt->counters(0).preemptions + rt->counters(1).preemptions;
+  std::vector<double> switch_ratio, spawn_ratio, wake_ratio;
+  for (int pair = 0; pair < pairs; ++pair) {
+    double sw[2], sj[2], p50[2];
+    for (const bool preempt : {pair % 2 == 1, pair % 2 == 0}) {
+      auto rt = start(topo, 1'000'000, preempt);
+      const int k = preempt ? 1 : 0;
+      figures& b = best[k];
+      sw[k] = measure_switch(*rt, opt.switches);
+      sj[k] = measure_spawn_join(*rt, opt.spawns);
+      auto lat = measure_wakes(*rt, opt.wakes);
+      p50[k] = percentile(lat, 50);
+      b.switch_ns = std::min(b.switch_ns, sw[k]);
+      b.spawn_join_ns = std::min(b.spawn_join_ns, sj[k]);
+      b.wake_p50_ns = std::min(b.wake_p50_ns, p50[k]);
+      b.wake_p99_ns = std::min(b.wake_p99_ns, percentile(lat, 99));
+      b.samples = lat.size();
+      b.preemptions += rt->counters(0).preemptions + rt->counters(1).preemptions;
+    }
+    switch_ratio.push_back(sw[1] / sw[0]);
+    spawn_ratio.push_back(sj[1] / sj[0]);
+    wake_ratio.push_back(p50[1] / p50[0]);
   }
+  const auto median = [](std::vector<double> v) {
+    std::ranges::sort(v);
+    return v[v.size() / 2];
+  };
   const figures& off = best[0];
   const figures& on = best[1];
   fmt::print("{{\"bench\":\"reactor\",\"variant\":\"affine\",\"switch_ns\":{:.1f},\"spawn_join_ns\":{:.1f},"
@@ -156,10 +175,10 @@ int main(int argc, char** argv) {
              off.switch_ns, off.spawn_join_ns, off.wake_p50_ns, off.wake_p99_ns, off.samples);
   fmt::print("{{\"bench\":\"reactor\",\"variant\":\"affine-preempt\",\"switch_ns\":{:.1f},"
              "\"spawn_join_ns\":{:.1f},\"wake_p50_ns\":{:.0f},\"wake_p99_ns\":{:.0f},\"samples\":{},"
-             "\"switch_vs_off\":{:.3f},\"spawn_join_vs_off\":{:.3f},\"wake_p50_vs_off\":{:.3f},"
+             "\"pairs\":{},\"switch_vs_off\":{:.3f},\"spawn_join_vs_off\":{:.3f},\"wake_p50_vs_off\":{:.3f},"
              "\"preemptions\":{}}}\n",
-             on.switch_ns, on.spawn_join_ns, on.wake_p50_ns, on.wake_p99_ns, on.samples, on.switch_ns / off.switch_ns,
-             on.spawn_join_ns / off.spawn_join_ns, on.wake_p50_ns / off.wake_p50_ns, on.preemptions);
+             on.switch_ns, on.spawn_join_ns, on.wake_p50_ns, on.wake_p99_ns, on.samples, pairs, median(switch_ratio),
+             median(spawn_ratio), median(wake_ratio), on.preemptions);
   {  // Reactors that sleep as soon as they are idle (spin_us = 0).
     auto rt = start(topo, 0);
     auto lat = measure_wakes(*rt, opt.wakes);
