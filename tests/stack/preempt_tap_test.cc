@@ -5,8 +5,9 @@
 // Each core polls its RX queue when its antagonist is preempted (its
 // quantum is over and the RX queue waits), and the echo fiber woken there
 // runs next, before the antagonist: a round trip within about one quantum
-// (the bound: two). The figure is printed and recorded (docs/tuning.md), not asserted:
-// the test asserts that every round trip came back, byte for byte.
+// (the bound: two). The figure is printed and recorded
+// (docs/tuning.md), not asserted: the test asserts that every round trip
+// came back, byte for byte.
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -105,6 +106,12 @@ TEST_F(preempt_tap, AnEchoServerAnswersWithANeverYieldingFiberOnEveryCore) {
     ASSERT_TRUE(l.has_value());
     std::atomic<bool> stop{false};
     std::vector<fiber_handle> hogs;
+    // However the body ends (a failed assertion returns early), the hogs
+    // stop: the runtime's teardown waits for them.
+    const struct stop_at_exit {
+      std::atomic<bool>& stop;
+      ~stop_at_exit() { stop.store(true); }
+    } stop_hogs{stop};
     for (unsigned c = 0; c < cores_; ++c)
       hogs.push_back(spawn([&] { compute_until(stop); }, {.core = c, .pinned = true}).value());
     testing::kernel_side kernel([&] { rtt = kernel_client(); });
