@@ -39,7 +39,9 @@ namespace affine::test {
 namespace {
 
 #if defined(__SANITIZE_THREAD__)
-#define SKIP_UNDER_TSAN() GTEST_SKIP() << "TSan delivers signals at its own safe points: no preemption under it"
+#define SKIP_UNDER_TSAN() \
+  GTEST_SKIP() << "reactor.preempt is forced off under ThreadSanitizer (reactor/runtime.cc, runtime::start): " \
+                    "TSan runs a signal handler at its own safe points, not where the signal came"
 #else
 #define SKIP_UNDER_TSAN() (void)0
 #endif
