@@ -57,11 +57,14 @@ table_spec reactor() {
           cores("cores", core_list{},
                 "Cores that run a reactor, one thread each: \"auto\" for every core this process may use, a list "
                 "of core numbers as affine-topo shows them, or how many."),
-          enumeration("idle", {"spin", "sleep"}, "sleep",
-                      "What a reactor with no work does once it has polled for spin_us: keep polling, or sleep "
-                      "until a packet, a wakeup or a timer (idle reactors must sleep on a small machine)."),
+          enumeration("idle", {"adaptive", "sleep", "spin"}, "adaptive",
+                      "What a reactor with no work does: \"adaptive\" polls up to spin_us while polling pays "
+                      "(the wait it covers is shorter than a sleep and wake, measured at start and while "
+                      "running) and no other task waits for its CPU, then sleeps; \"sleep\" polls spin_us every "
+                      "time, then sleeps; \"spin\" never sleeps (a core of its own). Idle reactors must sleep on "
+                      "a small machine (docs/tuning.md, \"Adaptive polling\")."),
           integer("spin_us", {0, 1'000'000}, 50,
-                  "How long a reactor with no work keeps polling before it goes idle, in microseconds."),
+                  "How long a reactor with no work polls at most before it sleeps, in microseconds."),
           integer("stack_kib", {16, 8192}, 64,
                   "Stack size of each fiber, in KiB; a guard page below each stack catches overflows."),
           integer("task_quota_us", {10, 1'000'000}, 500,
@@ -114,8 +117,12 @@ table_spec busy_poll() {
       "busy_poll", "A fiber waiting for data may poll its RX queue instead of sleeping (P2, seed 001).",
       {
           integer("budget_us", {0, 100'000}, 50,
-                  "How long a fiber may busy-poll for data before it sleeps, in microseconds; 0 = off (P2, seed "
-                  "001)."),
+                  "How long a fiber may busy-poll for data at most before it sleeps, in microseconds; 0 = off "
+                  "(P2, seed 001)."),
+          enumeration("mode", {"adaptive", "fixed"}, "adaptive",
+                      "\"adaptive\": a poll lasts as long as polling pays, up to budget_us, and not at all while "
+                      "another task (a thread or process) waits for the CPU; \"fixed\": every poll may use "
+                      "budget_us (docs/tuning.md, \"Adaptive polling\")."),
           boolean("yield_when_runnable", true,
                   "Stop busy-polling as soon as another fiber is runnable on the core (P2, seed 001)."),
       });

@@ -13,6 +13,7 @@
 #include "affine/stats.hh"
 #include "affine/topology.hh"
 #include "reactor/fiber.hh"
+#include "reactor/idle.hh"
 #include "reactor/inbox.hh"
 #include "reactor/preempt.hh"
 #include "reactor/policy/place.hh"
@@ -68,7 +69,7 @@ struct alignas(64) core_ctx {
   std::uint64_t last_balance = 0;
   std::uint64_t last_load_update = 0;
   std::uint64_t last_publish = 0;
-  std::uint64_t nap_ns = 100'000;  // next nap when a poller has no interrupts (loop.cc)
+  idle_state idle;               // the idle rungs' measurements and spin plans (idle.hh)
   std::uint32_t load = 0;        // decayed nr_running x load_scale (owner)
   std::uint64_t fiber_seq = 0;   // ids of fibers made here
   tick_state tick;               // preemption and stall detection (preempt.cc)

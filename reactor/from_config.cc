@@ -25,7 +25,8 @@ std::expected<runtime_setup, std::string> runtime_setup_from(const config::table
   if (!cores) return std::unexpected(cores.error());
   runtime_options& o = s.options;
   o.cores = std::move(*cores);
-  o.idle_sleep = cfg.get_string("reactor.idle") == "sleep";
+  const std::string& idle = cfg.get_string("reactor.idle");
+  o.idle = idle == "spin" ? idle_mode::spin : idle == "sleep" ? idle_mode::sleep : idle_mode::adaptive;
   o.spin_us = std::uint32_t(cfg.get_int("reactor.spin_us"));
   o.stack_bytes = std::size_t(cfg.get_int("reactor.stack_kib")) * 1024;
   o.task_quota_us = std::uint32_t(cfg.get_int("reactor.task_quota_us"));
@@ -44,6 +45,7 @@ std::expected<runtime_setup, std::string> runtime_setup_from(const config::table
   p.steal = cfg.get_bool("sched.steal");
   p.busy_poll_budget_ns = std::uint64_t(cfg.get_int("busy_poll.budget_us")) * 1000;  // seed 001
   p.yield_when_runnable = cfg.get_bool("busy_poll.yield_when_runnable");
+  p.busy_poll_adaptive = cfg.get_string("busy_poll.mode") == "adaptive";
   if (auto ok = policy::validate(p); !ok) return std::unexpected(ok.error());
   return s;
 }

@@ -26,6 +26,24 @@ inline bool in_fiber() { return this_core()->current != nullptr; }
 // a busy poller gives way as soon as this is not zero).
 inline std::size_t others_runnable() { return this_core()->rq.size(); }
 
+// Whether another thread or process waits for this core's CPU (seed 001's
+// nr_running counts them; reactor/cpu_share.hh), sampled at most once a
+// millisecond.
+inline bool cpu_shared(std::uint64_t now) { return this_core()->idle.cpu.shared(now); }
+
+// An adaptive busy poll's length, at most `budget_ns` (policy/spin.hh), and
+// what its wait turned out to be: this core's readers share one governor.
+// Counted by reason in core_counters::busy_poll_plans.
+inline policy::spin_plan plan_busy_poll(std::uint64_t budget_ns, std::uint64_t now) {
+  core_ctx& c = *this_core();
+  idle_state& is = c.idle;
+  const bool shared = is.cpu.shared(now);
+  const policy::spin_plan plan = is.busy_poll.plan(budget_ns, is.sleep_cost_ns(is.interrupts, now), shared);
+  ++c.c.busy_poll_plans[std::size_t(plan.reason)];
+  return plan;
+}
+inline void record_busy_poll(std::uint64_t wait_ns) { this_core()->idle.busy_poll.record(wait_ns); }
+
 // The scheduler's policy settings (seeds 000-004), fixed while it runs.
 inline const policy::policy_config& policy() { return this_core()->rt->policy; }
 

@@ -4,11 +4,12 @@
 //   poll RX queues -> backlog -> inbox -> timers -> run fibers -> TX flush
 //   -> (nothing done) steal -> spin -> sleep
 //
-// Idle reactors sleep: after reactor.spin_us of finding nothing, a reactor
-// blocks in epoll on its eventfd (remote wakeups kick it) and its pollers'
-// interrupt fds, with the next timer as the timeout.
+// Idle reactors sleep: after a spin while spinning pays (reactor.idle,
+// idle.hh), a reactor blocks in epoll on its eventfd (remote wakeups kick
+// it) and its pollers' interrupt fds, with the next timer as the timeout.
 
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cassert>
@@ -27,8 +28,6 @@ constexpr unsigned inbox_budget = 256;
 constexpr unsigned timer_budget = 256;
 constexpr std::uint64_t load_period_ns = 1'000'000;   // load average update period
 constexpr std::uint64_t publish_period_ns = 1'000'000;  // counters to readers
-constexpr std::uint64_t min_nap_ns = 100'000;            // see sleep()
-constexpr std::uint64_t max_nap_ns = 2'000'000;
 
 void count(core_ctx& c, rung r, std::uint64_t n) { c.c.rung_work[std::size_t(r)] += n; }
 
@@ -121,6 +120,13 @@ bool has_work(core_ctx& c) {
          (c.timers.size() > 0 && *c.timers.next_deadline() <= now_ns());
 }
 
+// Every poller can wake an epoll: no naps.
+bool all_interrupts(const core_ctx& c) {
+  for (const poller* p : c.pollers)
+    if (p->interrupt_fd() < 0) return false;
+  return true;
+}
+
 void sleep(core_ctx& c) {
   // Arm interrupts on every poller; one that cannot (or found work) keeps us
   // to a short nap so it is polled again soon.
@@ -129,16 +135,16 @@ void sleep(core_ctx& c) {
 
   c.sleeping.store(true, std::memory_order_seq_cst);  // then has_work() reads the inbox: see kick()
   if (!has_work(c)) {
+    idle_state& is = c.idle;
     const std::uint64_t now = now_ns();
     std::uint64_t timeout = ~0ULL;
     if (auto d = c.timers.next_deadline()) timeout = *d > now ? *d - now : 0;
-    // A poller without interrupts is looked at again after a nap that
-    // doubles while nothing comes (100 us up to 2 ms), so an idle reactor on
-    // such a port costs little CPU and a busy one little latency.
-    if (!all_armed) {
-      timeout = std::min<std::uint64_t>(timeout, c.nap_ns);
-      c.nap_ns = std::min<std::uint64_t>(c.nap_ns * 2, max_nap_ns);
-    }
+    // A poller without interrupts is looked at again after a nap of a
+    // quarter of the silence so far (idle.hh), so a flow that just had
+    // traffic waits little and an idle reactor costs little CPU.
+    const std::uint64_t nap = all_armed ? ~0ULL : is.nap_ns(now);
+    const bool napping = nap < timeout;
+    timeout = std::min(timeout, nap);
     timespec ts{};
     timespec* tsp = nullptr;
     if (timeout != ~0ULL) {
@@ -154,16 +160,53 @@ void sleep(core_ctx& c) {
     // Ticks wait while the reactor sleeps (one that comes finds no fiber
     // when it is delivered on waking, and stops).
     const int n = ::epoll_pwait2(c.epoll_fd, ev, 8, tsp, c.tick.made ? &c.tick.sleep_mask : nullptr);
-    c.c.sleep_ns += now_ns() - t0;
+    const std::uint64_t t1 = now_ns();
+    c.c.sleep_ns += t1 - t0;
+    // When what ended the sleep came, and so what a wake costs here: a
+    // nap's packets came at some point of it, a timer at its deadline, a
+    // kick when its waker says; an interrupt a wake ago.
+    if (n == 0 && tsp != nullptr) {
+      is.note_wake(t1 - std::min(t1, t0 + timeout));
+      is.ended_at = napping ? t0 + timeout / 2 : t0 + timeout;
+    } else if (n > 0) {
+      is.ended_at = t1 - std::min(t1, is.wake_ns);
+    }
     for (int i = 0; i < n; ++i) {
       if (ev[i].data.fd == c.event_fd) {
         std::uint64_t v;
         [[maybe_unused]] ssize_t r = ::read(c.event_fd, &v, sizeof v);
+        if (const std::uint64_t k = is.kicked_at.exchange(0, std::memory_order_relaxed); k >= t0 && k <= t1) {
+          is.note_wake(t1 - k);
+          is.ended_at = k;
+        }
       }
     }
+    c.c.wake_ns = is.wake_ns;
   }
   c.sleeping.store(false, std::memory_order_relaxed);
   for (poller* p : c.pollers) p->exit_interrupt_mode();
+}
+
+// How long this idle turn polls before it sleeps (reactor.idle): the fixed
+// spin_us every turn, for ever, or the adaptive plan once per wait (a wait
+// that a nap did not end goes on asleep).
+std::uint64_t plan_spin(core_ctx& c, bool first) {
+  const runtime_options& o = c.rt->opts;
+  const std::uint64_t cap = std::uint64_t(o.spin_us) * 1000;
+  switch (o.idle) {
+    case idle_mode::spin: return ~0ULL;
+    case idle_mode::sleep: ++c.c.spin_plans[std::size_t(policy::spin_reason::fixed)]; return cap;
+    case idle_mode::adaptive: break;
+  }
+  if (!first) return 0;
+  idle_state& is = c.idle;
+  const bool shared = is.cpu.shared(c.now);
+  c.c.cpu_wait_ns = is.cpu.waited_ns();
+  c.c.cpu_shared_samples = is.cpu.shared_samples();
+  is.interrupts = all_interrupts(c);
+  const policy::spin_plan plan = is.spin.plan(cap, is.sleep_cost_ns(is.interrupts, c.now), shared);
+  ++c.c.spin_plans[std::size_t(plan.reason)];
+  return plan.window_ns;
 }
 
 void idle(core_ctx& c) {
@@ -174,21 +217,41 @@ void idle(core_ctx& c) {
     c.pub_idle.store(false, std::memory_order_relaxed);
     return;
   }
-  const std::uint64_t spin_until = start + std::uint64_t(c.rt->opts.spin_us) * 1000;
+  idle_state& is = c.idle;
+  const bool first = !is.waiting;
+  if (first) {
+    is.waiting = true;
+    is.wait_start = start;
+    is.ended_at = 0;
+  }
+  const std::uint64_t window = plan_spin(c, first);
+  const std::uint64_t spin_until = window == ~0ULL ? ~0ULL : start + window;
   bool found = false;
-  while (!found) {
+  for (;;) {
     if (has_work(c) || poll_all(c) > 0) {
       found = true;
+      is.ended_at = 0;  // it ended while we polled
       break;
     }
     count(c, rung::spin, 1);
     __builtin_ia32_pause();
-    if (c.rt->opts.idle_sleep && now_ns() >= spin_until) break;
+    if (now_ns() >= spin_until) break;
   }
   if (!found) sleep(c);
   c.now = now_ns();
   c.c.idle_ns += c.now - start;
   c.pub_idle.store(false, std::memory_order_relaxed);
+}
+
+// A turn did work: the wait in progress is over. The adaptive spin learns
+// how long it was, from its start to when what ended it came.
+void end_wait(core_ctx& c) {
+  idle_state& is = c.idle;
+  is.last_work = c.now;
+  if (!is.waiting) return;
+  is.waiting = false;
+  const std::uint64_t end = is.ended_at > is.wait_start && is.ended_at < c.now ? is.ended_at : c.now;
+  if (c.rt->opts.idle == idle_mode::adaptive) is.spin.record(end - is.wait_start);
 }
 
 // A sleeping reactor cannot steal: it is in epoll. A core with fibers
@@ -250,7 +313,7 @@ void turn(core_ctx& c) {
   if (work == 0) {
     idle(c);
   } else {
-    c.nap_ns = min_nap_ns;
+    end_wait(c);
   }
 }
 
@@ -285,6 +348,12 @@ void reactor_main(core_ctx& c) {
   runtime_state& rt = *c.rt;
   if (rt.ticks)
     if (auto ok = tick_start(c); !ok) AFFINE_LOG_ERROR("{}: no preemption or stall reports on this core", ok.error());
+  // Naps and timers as long as asked: the default 50 us of slack would be
+  // most of a short nap (idle.hh).
+  ::prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+  c.idle.cpu.open(now_ns());
+  c.idle.calibrate(c.epoll_fd);
+  c.c.wake_ns = c.idle.wake_ns;
   if (rt.opts.on_reactor_start) rt.opts.on_reactor_start(c.index);
   for (;;) {
     turn(c);

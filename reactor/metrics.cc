@@ -7,6 +7,7 @@
 
 #include "affine/stats.hh"
 #include "reactor/policy/place.hh"
+#include "reactor/policy/spin.hh"
 #include "reactor/runtime_state.hh"
 #include "reactor/core.hh"
 
@@ -110,6 +111,25 @@ std::vector<metric_sample> collect_metrics() {
   per_core("affine_sleep_microseconds_total", "The part of the idle time spent asleep.",
            [](const core_counters& c) { return c.sleep_ns / 1'000; });
   per_core("affine_timers_fired_total", "Timers fired.", field(&core_counters::timers_fired));
+  for (std::size_t r = 0; r < policy::spin_reason_count; ++r)
+    per_core("affine_spin_plans_total", "Idle spins planned, by reason (reactor.idle; docs/tuning.md).",
+             [r](const core_counters& c) { return c.spin_plans[r]; }, "reason",
+             policy::to_string(policy::spin_reason(r)));
+  for (std::size_t r = 0; r < policy::spin_reason_count; ++r)
+    per_core("affine_busy_poll_plans_total", "Busy polls planned, by reason (busy_poll.mode; docs/tuning.md).",
+             [r](const core_counters& c) { return c.busy_poll_plans[r]; }, "reason",
+             policy::to_string(policy::spin_reason(r)));
+  per_core("affine_cpu_wait_microseconds_total",
+           "Time the reactor thread waited for its CPU while runnable (another task had it).",
+           [](const core_counters& c) { return c.cpu_wait_ns / 1'000; });
+  per_core("affine_cpu_shared_samples_total", "CPU-share samples that found another task waiting for the CPU.",
+           field(&core_counters::cpu_shared_samples));
+  {
+    const std::size_t first = out.size();
+    per_core("affine_wake_nanoseconds", "The measured cost of a sleep and wake: a decaying mean.",
+             field(&core_counters::wake_ns));
+    for (std::size_t i = first; i < out.size(); ++i) out[i].counter = false;
+  }
 
   std::lock_guard g(source_lock);
   if (source) source(out);

@@ -2,6 +2,7 @@
 
 #include "affine/stats.hh"
 #include "reactor/policy/place.hh"
+#include "reactor/policy/spin.hh"
 
 namespace affine {
 
@@ -19,6 +20,13 @@ std::string format_counters(unsigned core, const core_counters& c) {
     if (c.placements[r] != 0)
       out += fmt::format(" place.{}={}", policy::to_string(policy::wake_reason(r)), c.placements[r]);
   if (c.placements_idle_sibling != 0) out += fmt::format(" place.idle_sibling={}", c.placements_idle_sibling);
+  static_assert(std::tuple_size_v<decltype(c.spin_plans)> == policy::spin_reason_count);
+  for (std::size_t r = 0; r < c.spin_plans.size(); ++r)
+    if (c.spin_plans[r] != 0) out += fmt::format(" spin.{}={}", policy::to_string(policy::spin_reason(r)), c.spin_plans[r]);
+  for (std::size_t r = 0; r < c.busy_poll_plans.size(); ++r)
+    if (c.busy_poll_plans[r] != 0)
+      out += fmt::format(" poll_plan.{}={}", policy::to_string(policy::spin_reason(r)), c.busy_poll_plans[r]);
+  out += fmt::format(" cpu_wait_us={} cpu_shared={} wake_ns={}", c.cpu_wait_ns / 1'000, c.cpu_shared_samples, c.wake_ns);
   return out;
 }
 

@@ -176,6 +176,7 @@ void kick(core_ctx& t) {
   // `sleeping`, then reads its inbox. One of us sees the other's write.
   if (!t.sleeping.load(std::memory_order_seq_cst)) return;
   if (!t.sleeping.exchange(false, std::memory_order_acq_rel)) return;
+  t.idle.kicked_at.store(now_ns(), std::memory_order_relaxed);  // the sleeper measures its wake from here
   const std::uint64_t one = 1;
   [[maybe_unused]] ssize_t n = ::write(t.event_fd, &one, sizeof one);
   if (core_ctx* c = this_core()) ++c->c.kicks_sent;

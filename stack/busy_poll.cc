@@ -3,7 +3,10 @@
 // ownership analogue: the owning reactor skips a queue a fiber holds), and
 // runs stack input in its own context. The loop condition is the pure
 // policy::busy_poll_continue, which gives the core up as soon as another
-// fiber is runnable on it when yield_when_runnable is set.
+// fiber is runnable on it when yield_when_runnable is set. In the adaptive
+// mode (busy_poll.mode) the budget is a bound: a poll lasts only as long as
+// polls on this core have been paying (policy/spin.hh), and none starts or
+// goes on while another thread or process waits for the CPU.
 //
 // The core's TX batch is flushed before each poll: a reader that polls for
 // the answer to what it just wrote must not keep its own request in the
@@ -42,6 +45,17 @@ policy::poll_exit stack::busy_poll(tcp_socket& s) {
   // data ends a poll before the budget is looked at.
   const std::uint64_t start = now_ns();
   std::uint64_t now = start;
+  if (cfg.busy_poll_adaptive) {
+    const policy::spin_plan plan = detail::here::plan_busy_poll(cfg.busy_poll_budget_ns, start);
+    if (plan.window_ns == 0) {
+      const auto why = plan.reason == policy::spin_reason::shared ? policy::poll_exit::shared
+                       : plan.reason == policy::spin_reason::off  ? policy::poll_exit::off
+                                                                  : policy::poll_exit::not_paying;
+      bump(pc.counters.busy_poll_exits[std::size_t(why)]);
+      return why;
+    }
+    cfg.busy_poll_budget_ns = plan.window_ns;
+  }
   std::array<rte_mbuf*, drivers::rx_poller::burst> pkts;
   for (;; now = now_ns()) {
     pc.tx.flush();
@@ -58,6 +72,7 @@ policy::poll_exit stack::busy_poll(tcp_socket& s) {
     policy::busy_poll_state st;
     st.elapsed_ns = now - start;
     st.others_runnable = detail::here::others_runnable();
+    st.cpu_shared = cfg.busy_poll_adaptive && detail::here::cpu_shared(now);
     {
       std::lock_guard g(s.lock);
       st.data_ready = s.conn.readable() > 0 || s.conn.eof() || s.conn.state() == tcp::tcp_state::closed;
@@ -65,6 +80,10 @@ policy::poll_exit stack::busy_poll(tcp_socket& s) {
     const policy::poll_decision d = policy::busy_poll_continue(st, cfg);
     if (!d.keep_polling) {
       bump(pc.counters.busy_poll_exits[std::size_t(d.reason)]);
+      // What the wait was, where the poll saw it end or outlast its window;
+      // one cut short for another task says nothing about it.
+      if (cfg.busy_poll_adaptive && (d.reason == policy::poll_exit::data || d.reason == policy::poll_exit::budget))
+        detail::here::record_busy_poll(d.reason == policy::poll_exit::budget ? ~0ULL : st.elapsed_ns);
       return d.reason;
     }
   }

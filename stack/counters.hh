@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "affine/stats.hh"
+#include "reactor/policy/busy_poll.hh"
 #include "reactor/policy/rps.hh"
 #include "stack/tcp/state.hh"
 #include "stack/wire/error.hh"
@@ -69,7 +70,7 @@ class core_counters {
 
   // Busy polling (seed 001): why each poll ended (policy::poll_exit order),
   // and the packets busy-polling fibers received.
-  std::array<std::atomic<std::uint64_t>, 6> busy_poll_exits{};
+  std::array<std::atomic<std::uint64_t>, policy::poll_exit_count> busy_poll_exits{};
   std::atomic<std::uint64_t> busy_poll_packets{0};
 
   // Per-queue RPS (seed 003, stack/rps.hh): packets steered by why their

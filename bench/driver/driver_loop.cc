@@ -74,7 +74,7 @@ class ping_sink : public packet_sink {
 std::unique_ptr<runtime> one_core_runtime(const topology& topo, const run_config& cfg) {
   runtime_options o;
   o.cores = {core_id{cfg.core}};
-  o.idle_sleep = false;
+  o.idle = idle_mode::spin;
   o.balance_interval_us = 0;
   o.on_reactor_start = drivers::dpdk::register_reactor;
   auto rt = runtime::start(topo, std::move(o));

@@ -24,13 +24,20 @@ namespace policy {
 struct policy_config;
 }
 
+// What a reactor with nothing to do does (reactor.idle).
+enum class idle_mode : std::uint8_t {
+  adaptive,  // spin up to spin_us while spinning pays and no other task waits for the CPU, then sleep
+  sleep,     // spin spin_us every time, then sleep (the fixed budget)
+  spin,      // never sleep (a core of its own)
+};
+
 struct runtime_options {
   // The reactor cores, as topology core ids (numa's parse_core_list or
   // first_cores). Empty: every core of the topology.
   std::vector<core_id> cores;
   bool pin_threads = true;           // pin each reactor to its core's os_cpu
-  bool idle_sleep = true;            // reactor.idle = "sleep"
-  std::uint32_t spin_us = 50;        // reactor.spin_us: spin this long before sleeping
+  idle_mode idle = idle_mode::adaptive;  // reactor.idle
+  std::uint32_t spin_us = 50;        // reactor.spin_us: spin at most this long before sleeping
   std::size_t stack_bytes = 64 * 1024;
   std::uint32_t task_quota_us = 500;  // reactor.task_quota_us: a fiber's slice (maybe_yield)
   // reactor.preempt: preempt a fiber that runs past its quantum while other

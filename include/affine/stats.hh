@@ -42,6 +42,14 @@ struct core_counters {
   std::uint64_t idle_ns = 0;          // time spent spinning or sleeping with nothing to do
   std::uint64_t sleep_ns = 0;         // part of idle_ns spent asleep
   std::uint64_t timers_fired = 0;
+  // Idle spins and readers' busy polls planned, by policy::spin_reason
+  // (fixed, paying, probe, shared, not_paying, off): the adaptive rule's
+  // decisions (docs/tuning.md, "Adaptive polling").
+  std::array<std::uint64_t, 6> spin_plans{};
+  std::array<std::uint64_t, 6> busy_poll_plans{};
+  std::uint64_t cpu_wait_ns = 0;         // the reactor thread waited this long for its CPU (run-queue delay)
+  std::uint64_t cpu_shared_samples = 0;  // CPU-share samples that found another task waiting for the CPU
+  std::uint64_t wake_ns = 0;             // gauge: the measured sleep/wake cost (a decaying mean)
 };
 
 // One line, "c0 turns=... run=... steals=l/n/m ...", for the stats log.

@@ -13,6 +13,8 @@ std::string_view to_string(poll_exit e) {
     case poll_exit::runnable: return "runnable";
     case poll_exit::resched: return "resched";
     case poll_exit::budget: return "budget";
+    case poll_exit::shared: return "shared";
+    case poll_exit::not_paying: return "not_paying";
   }
   return "unknown";
 }
@@ -25,6 +27,9 @@ poll_decision busy_poll_continue(const busy_poll_state& s, const policy_config& 
   // seed 001: `nr_running_this_cpu() < 2`: the poller is one, so any other
   // runnable fiber ends the spin; it may be about to send what we wait for.
   if (cfg.yield_when_runnable && s.others_runnable > 0) return {false, poll_exit::runnable};
+  // The same rule for tasks outside the runtime: the kernel's nr_running
+  // counts other processes, and so does an adaptive poll.
+  if (cfg.busy_poll_adaptive && s.cpu_shared) return {false, poll_exit::shared};
   // Kernel: !need_resched().
   if (s.need_resched) return {false, poll_exit::resched};
   // Kernel: !busy_loop_timeout(end_time).

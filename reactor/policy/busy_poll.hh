@@ -15,6 +15,7 @@ struct busy_poll_state {
   std::uint32_t others_runnable = 0; // runnable fibers on this core besides the poller
   bool data_ready = false;           // the socket has data (or the poll found some)
   bool need_resched = false;         // the reactor wants the core back (quantum used)
+  bool cpu_shared = false;           // another thread or process waits for this CPU (busy_poll.mode = "adaptive")
 };
 
 enum class poll_exit : std::uint8_t {
@@ -24,9 +25,11 @@ enum class poll_exit : std::uint8_t {
   runnable,  // another fiber is runnable on this core (seed 001)
   resched,   // the reactor asked for the core
   budget,    // the budget is spent
+  shared,    // another thread or process waits for this CPU (seed 001's nr_running counts them)
+  not_paying,  // adaptive: recent polls mostly outlasted what a sleep costs, so none (policy/spin.hh)
 };
 // Sizes the reactor's per-core counter arrays, indexed by the enum.
-inline constexpr std::size_t poll_exit_count = static_cast<std::size_t>(poll_exit::budget) + 1;
+inline constexpr std::size_t poll_exit_count = static_cast<std::size_t>(poll_exit::not_paying) + 1;
 std::string_view to_string(poll_exit e);
 
 struct poll_decision {

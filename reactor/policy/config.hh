@@ -45,6 +45,11 @@ struct policy_config {
   std::uint64_t busy_poll_budget_ns = 50'000;
   // seed 001: stop polling as soon as another fiber is runnable on the core.
   bool yield_when_runnable = true;
+  // busy_poll.mode = "adaptive": the budget is an upper bound; a poll is as
+  // long as spinning pays (policy::spin_governor), none while another task
+  // waits for the CPU (seed 001's nr_running counts processes). false: every
+  // poll may use the whole budget.
+  bool busy_poll_adaptive = true;
 
   // seed 003, Eric Dumazet's objection: a core can look idle while spending
   // most of its time on packets. RPS's idle mode only hands a batch to a core

@@ -72,7 +72,8 @@ driver = "uring"
 TEST(config_load, defaults_are_the_declared_values) {
   const settings s = defaults(config_schema());
   EXPECT_EQ(s.get_cores("reactor.cores"), core_list{});
-  EXPECT_EQ(s.get_string("reactor.idle"), "sleep");
+  EXPECT_EQ(s.get_string("reactor.idle"), "adaptive");
+  EXPECT_EQ(s.get_string("busy_poll.mode"), "adaptive");
   EXPECT_EQ(s.get_int("reactor.spin_us"), 50);
   EXPECT_EQ(s.get_int("reactor.stack_kib"), 64);
   EXPECT_EQ(s.get_int("reactor.task_quota_us"), 500);

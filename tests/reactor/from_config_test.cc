@@ -24,7 +24,7 @@ TEST(from_config, DefaultsGiveEveryCoreAndTheSeedsDefaults) {
   auto setup = runtime_setup_from(config::defaults(config_schema()), two_nodes());
   ASSERT_TRUE(setup.has_value()) << setup.error();
   EXPECT_EQ(setup->options.cores.size(), 8u);
-  EXPECT_TRUE(setup->options.idle_sleep);
+  EXPECT_EQ(setup->options.idle, idle_mode::adaptive);
   EXPECT_EQ(setup->options.spin_us, 50u);
   EXPECT_EQ(setup->options.stack_bytes, 64u * 1024);
   EXPECT_EQ(setup->options.task_quota_us, 500u);
@@ -49,7 +49,7 @@ TEST(from_config, EveryKnobReachesItsField) {
   ASSERT_TRUE(setup.has_value()) << setup.error();
   const auto& o = setup->options;
   EXPECT_EQ(o.cores, (std::vector<core_id>{core_id{1}, core_id{3}, core_id{4}}));
-  EXPECT_FALSE(o.idle_sleep);
+  EXPECT_EQ(o.idle, idle_mode::spin);
   EXPECT_EQ(o.spin_us, 7u);
   EXPECT_EQ(o.stack_bytes, 128u * 1024);
   EXPECT_EQ(o.task_quota_us, 250u);
