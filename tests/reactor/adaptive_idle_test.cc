@@ -3,16 +3,12 @@
 // soon as another process waits for that CPU (seed 001's nr_running counts
 // processes). The decisions are read from the counters, by reason.
 
-#include <sched.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <thread>
 
 #include "affine/poller.hh"
 #include "affine/time.hh"
 #include "reactor/policy/spin.hh"
+#include "tests/reactor/cpu_hog.hh"
 #include "tests/reactor/runtime_fixture.hh"
 
 namespace affine::test {
@@ -33,30 +29,6 @@ class ticking_poller : public poller {
  private:
   std::uint64_t gap_;
   std::uint64_t next_ = 0;
-};
-
-// A process that keeps `cpu` busy until it is destroyed.
-class cpu_hog {
- public:
-  explicit cpu_hog(unsigned cpu) {
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      cpu_set_t set;
-      CPU_ZERO(&set);
-      CPU_SET(cpu, &set);
-      ::sched_setaffinity(0, sizeof set, &set);
-      for (;;) asm volatile("" ::: "memory");  // spin until killed
-    }
-  }
-  ~cpu_hog() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
-  }
-  bool started() const { return pid_ > 0; }
-
- private:
-  pid_t pid_;
 };
 
 class adaptive_idle : public runtime_test {

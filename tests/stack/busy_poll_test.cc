@@ -6,9 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <optional>
 
 #include "affine/fiber.hh"
 #include "affine/net.hh"
+#include "reactor/policy/spin.hh"
+#include "tests/reactor/cpu_hog.hh"
 #include "tests/stack/two_stacks.hh"
 
 namespace affine::stack {
@@ -38,8 +41,12 @@ class busy_poll : public testing::two_stacks {
   // 300 request/response round trips of 64 bytes from a client fiber pinned
   // on core 0 (optionally beside a fiber that is always runnable there) to
   // an echo server on b; returns a's busy-poll counts.
-  poll_counts round_trips(const policy::policy_config& p, bool antagonist) {
+  poll_counts round_trips(const policy::policy_config& p, bool antagonist, bool cpu_hog = false) {
     start(p);
+    // A process busy on core 0's CPU, the client's (seed 001's nr_running
+    // counts other processes).
+    std::optional<test::cpu_hog> hog_process;
+    if (cpu_hog) hog_process.emplace(topo_->core(core_id{0}).os_cpu);
     poll_counts out;
     run({}, [&](stack& a, stack& b) {
       auto l = b.backend().listen({.local = {net::any_address, 7}});
@@ -109,6 +116,26 @@ TEST_F(busy_poll, WithoutYieldWhenRunnableThePollIgnoresRunnableFibers_Seed001) 
   const poll_counts c = round_trips(p, true);
   EXPECT_EQ(c.of(policy::poll_exit::runnable), 0u);
   EXPECT_GT(c.of(policy::poll_exit::data) + c.of(policy::poll_exit::budget), 0u);
+}
+
+TEST_F(busy_poll, AReaderBesideABusyProcessStopsPolling_Seed001) {
+  if (topology::from_system()->core_count() < 2) GTEST_SKIP() << "needs two CPUs: the hog takes the client's";
+  policy::policy_config p;  // busy_poll_adaptive: the default
+  p.busy_poll_budget_ns = 50'000;
+  const poll_counts c = round_trips(p, false, true);
+  EXPECT_GT(c.of(policy::poll_exit::shared), 100u);
+  EXPECT_GT(c.of(policy::poll_exit::shared), 4 * (c.of(policy::poll_exit::data) + c.of(policy::poll_exit::budget)))
+      << "readers went on polling beside a busy process";
+}
+
+TEST_F(busy_poll, AFixedBudgetPollsBesideABusyProcess) {
+  if (topology::from_system()->core_count() < 2) GTEST_SKIP() << "needs two CPUs: the hog takes the client's";
+  policy::policy_config p;
+  p.busy_poll_budget_ns = 50'000;
+  p.busy_poll_adaptive = false;  // busy_poll.mode = "fixed": as before
+  const poll_counts c = round_trips(p, false, true);
+  EXPECT_EQ(c.of(policy::poll_exit::shared), 0u);
+  EXPECT_GT(c.of(policy::poll_exit::data) + c.of(policy::poll_exit::budget), 100u);
 }
 
 TEST_F(busy_poll, AQueuesOwnBudgetOverridesTheGlobalOne) {
