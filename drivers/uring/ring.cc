@@ -26,7 +26,7 @@ constexpr unsigned poll_budget = 256;
 // deep CQ keeps the kernel off its overflow list when many fibers wait.
 constexpr unsigned cq_per_sq = 4;
 constexpr unsigned deferred_flags =
-    IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_R_DISABLED;
+    IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_R_DISABLED;
 
 std::string setup_error(int err) {
   std::string what = fmt::format("io_uring setup failed: {}", std::strerror(err));
@@ -49,12 +49,18 @@ std::expected<std::unique_ptr<core_ring>, std::string> core_ring::create(unsigne
   if (efd < 0) return std::unexpected(fmt::format("eventfd for io_uring: {}", std::strerror(errno)));
   std::unique_ptr<core_ring> r(new core_ring(core, efd));
   // Task work (a receive that a poll found ready) runs when the reactor
-  // asks for completions, not at once on the wakeup: otherwise the woken
-  // reactor took the socket's lock while the sender's softirq on the other
-  // CPU still held it (11% of the proxy's CPU spun there, perf, sysbench
-  // through the proxy on 2 cores). DEFER_TASKRUN wants one submitter,
-  // the reactor thread, so the ring starts disabled and attach() enables
-  // it there. Kernels before 6.1 refuse the flags: the ring is made without.
+  // next enters the kernel, not at once on an interrupt to it: otherwise
+  // the woken reactor took the socket's lock while the sender's softirq on
+  // the other CPU still held it (11% of the proxy's CPU spun there, perf,
+  // sysbench through the proxy on 2 cores). COOP_TASKRUN, not
+  // DEFER_TASKRUN: a reactor sleeps in epoll on the ring's eventfd, and on
+  // Linux 6.18 a deferred ring signals it for task work queued from
+  // softirq (every TCP receive) only from an RCU callback, 16 ms later
+  // here, where a COOP ring's signal comes in 5 us (a TCP round trip
+  // through the uring backend took 32 ms; an epoll on a deferred ring's
+  // own fd never woke). SINGLE_ISSUER wants one submitter, the reactor
+  // thread, so the ring starts disabled and attach() enables it there.
+  // Kernels before 6.0 refuse the flags: the ring is made without.
   io_uring_params p{};
   auto init = [&](unsigned extra_flags) {
     p = io_uring_params{};
@@ -68,7 +74,7 @@ std::expected<std::unique_ptr<core_ring>, std::string> core_ring::create(unsigne
     r->ring_.ring_fd = -1;  // nothing for the destructor to tear down but the eventfd
     return std::unexpected(setup_error(-e));
   }
-  r->deferred_ = (p.flags & IORING_SETUP_DEFER_TASKRUN) != 0;
+  r->deferred_ = (p.flags & IORING_SETUP_COOP_TASKRUN) != 0;
   // NODROP (Linux 5.5): completions beyond the CQ wait in the kernel
   // instead of being lost, so a burst never loses a fiber's wakeup.
   if ((p.features & IORING_FEAT_NODROP) == 0)

@@ -8,9 +8,10 @@
 // moment; the completion may wake it on another core (placement decides),
 // so a later cancel of that operation must go back to the ring it is on:
 // io_uring cancels only within one ring. Where the kernel allows it the ring
-// is made with IORING_SETUP_SINGLE_ISSUER | DEFER_TASKRUN: its reactor
+// is made with IORING_SETUP_SINGLE_ISSUER | COOP_TASKRUN: its reactor
 // thread is its one submitter (it enables the ring in attach()), and the
-// kernel's task work for it runs only when poll() asks for completions.
+// kernel's task work for it runs when the reactor next enters the kernel
+// (poll() asks for completions when the task-run flag says some wait).
 
 #include <liburing.h>
 #include <sys/socket.h>
@@ -63,7 +64,7 @@ class core_ring final : public poller {
   core_ring& operator=(const core_ring&) = delete;
 
   unsigned core() const { return core_; }
-  // Made with IORING_SETUP_DEFER_TASKRUN.
+  // Made with SINGLE_ISSUER | COOP_TASKRUN: task work deferred to the reactor's next kernel entry.
   bool deferred() const { return deferred_; }
 
   // Precondition: on this ring's reactor thread (attach/detach in a fiber
@@ -104,7 +105,7 @@ class core_ring final : public poller {
   int event_fd_;
   int epoll_fd_ = -1;  // the reactor's, while attached
   std::size_t in_flight_ = 0;  // started, not yet reaped: zero at teardown
-  bool deferred_ = false;  // IORING_SETUP_DEFER_TASKRUN: task work runs in poll()
+  bool deferred_ = false;  // IORING_SETUP_COOP_TASKRUN: task work runs at the next kernel entry (poll())
   bool enabled_ = false;   // a deferred ring is enabled by its reactor thread
 };
 
