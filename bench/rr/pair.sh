@@ -4,6 +4,8 @@
 #   kernel-loopback  no [[port]]: kernel sockets through io_uring, 127.0.0.1
 #   affine-memif     one dpdk [[port]] each, joined by net_memif: affine's
 #                    stack on both sides, 10.77.1.1 (server) and .2 (client)
+#   affine-memif-spin  affine-memif with reactor.idle = "spin" on both: the
+#                    hand-tuned setting beside the defaults (issue 23)
 #   *-zero-copy      either of the two with affine-rr --zero-copy on both
 #                    sides: messages read and written where the stack holds
 #                    them (tcp_stream::read_view / write_view)
@@ -79,7 +81,7 @@ pair_run() {
   local bench=$1 variant=$2 limit=$3
   shift 3
   local server_config="" client_config="" host=127.0.0.1
-  if [ "${variant%-zero-copy}" = affine-memif ] || [ "$variant" = affine-memif-preempt ]; then
+  if [ "${variant%-zero-copy}" = affine-memif ] || [ "$variant" = affine-memif-preempt ] || [ "$variant" = affine-memif-spin ]; then
     server_config=$pair_dir/server.toml client_config=$pair_dir/client.toml host=10.77.1.1
   fi
   rm -f "$pair_dir/memif.sock"
@@ -102,6 +104,7 @@ pair_run_between() {
   case "$variant" in
     *-zero-copy) zero_copy=(--zero-copy) ;;
     *-preempt) preempt=(--set 'reactor.preempt="on"') ;;  # both processes: the cost of the ticks alone
+    *-spin) preempt=(--set 'reactor.idle="spin"') ;;  # both processes: the hand-tuned latency setting, a core each
   esac
   [ -n "$server_config" ] && config=(--config "$server_config")
   local quiet=(--set 'log.level="warn"' "${pair_sets[@]}" "${preempt[@]}")
