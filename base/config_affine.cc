@@ -55,7 +55,9 @@ table_spec reactor() {
       "reactor", "One reactor thread per core: which cores, and how a reactor spends its time (DESIGN.md section 2).",
       {
           cores("cores", core_list{},
-                "Cores that run a reactor, one thread each: \"auto\" for every core this process may use, a list "
+                "Cores that run a reactor, one thread each: \"auto\" for every core this process may use less "
+                "one for each CPU other processes kept busy over the last minute (the 1-minute load average, "
+                "rounded; at least one: docs/tuning.md, \"Adaptive polling\"), \"all\" for every core, a list "
                 "of core numbers as affine-topo shows them, or how many."),
           enumeration("idle", {"adaptive", "sleep", "spin"}, "adaptive",
                       "What a reactor with no work does: \"adaptive\" polls up to spin_us while polling pays "

@@ -32,6 +32,7 @@ std::optional<std::int64_t> core_number(std::string_view text) {
 // "0-7", "0,2,4-6", "5": comma-separated cores or ascending ranges. Whether
 // the cores exist is the topology's question (numa's parse_core_list).
 bool is_core_list(std::string_view text) {
+  if (text == "all") return true;  // every core, whatever the load (reactor.cores)
   for (std::size_t pos = 0; pos <= text.size();) {
     const std::size_t comma = std::min(text.find(',', pos), text.size());
     const std::string_view entry = trim(text.substr(pos, comma - pos));
@@ -108,7 +109,8 @@ std::string allowed_text(const key_spec& k) {
     case value_type::string: return k.format ? std::string(k.format->allowed) : std::string();
     case value_type::string_array: return {};
     case value_type::core_list:
-      return fmt::format("\"auto\", a list like \"0-7\" or \"0,2,4-6\", or a count {}..{}", k.range.min, k.range.max);
+      return fmt::format("\"auto\", \"all\", a list like \"0-7\" or \"0,2,4-6\", or a count {}..{}", k.range.min,
+                         k.range.max);
   }
   return {};
 }

@@ -48,7 +48,7 @@ std::expected<std::vector<core_id>, std::string> parse_core_list(const topology&
                     "(this machine has {})",
                     id_range("core", topo.core_count())));
   }
-  if (list == "auto") return std::vector<core_id>(topo.all_cores().begin(), topo.all_cores().end());
+  if (list == "auto" || list == "all") return std::vector<core_id>(topo.all_cores().begin(), topo.all_cores().end());
 
   std::vector<core_id> out;
   std::vector<bool> seen(topo.core_count(), false);

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "affine/log.hh"
+#include "reactor/auto_cores.hh"
+
 namespace affine::detail {
 
 std::expected<std::vector<core_id>, std::string> reactor_cores_from(const config::table_view& cfg,
@@ -9,7 +12,15 @@ std::expected<std::vector<core_id>, std::string> reactor_cores_from(const config
   const config::core_list& cl = cfg.get_cores("reactor.cores");
   std::expected<std::vector<core_id>, std::string> cores;
   switch (cl.what) {
-    case config::core_list::kind::automatic: cores = parse_core_list(topo, "auto"); break;
+    case config::core_list::kind::automatic: {
+      const double load = load_average_1m();
+      cores = auto_cores(topo, load);
+      if (cores && cores->size() < topo.core_count())
+        AFFINE_LOG_INFO("reactor.cores = \"auto\": {} of {} cores, other processes' load average {:.2f} "
+                        "(\"all\" for one reactor per core)",
+                        cores->size(), topo.core_count(), load);
+      break;
+    }
     case config::core_list::kind::list: cores = parse_core_list(topo, cl.list); break;
     case config::core_list::kind::count: cores = first_cores(topo, unsigned(cl.count)); break;
   }

@@ -22,8 +22,9 @@ struct runtime_setup {
 std::expected<runtime_setup, std::string> runtime_setup_from(const config::table_view& cfg,
                                                              const topology& topo);
 
-// reactor.cores resolved against the topology: "auto" (every core), a list,
-// or a count (the first N, spread over nodes).
+// reactor.cores resolved against the topology: "auto" (every core less those
+// other processes keep busy: auto_cores.hh), "all", a list, or a count (the
+// first N, spread over nodes).
 std::expected<std::vector<core_id>, std::string> reactor_cores_from(const config::table_view& cfg,
                                                                     const topology& topo);
 

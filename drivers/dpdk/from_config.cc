@@ -2,6 +2,8 @@
 
 #include <rte_ethdev.h>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "drivers/dpdk/eal.hh"
@@ -81,7 +83,10 @@ std::expected<std::unique_ptr<dpdk_port>, std::string> open_port_from_config(con
   port_config pc;
   pc.device = *device;
   pc.rx_queues = unsigned(port.get_int("queues"));
-  pc.tx_queues = reactors;
+  // One TX queue per reactor, and at least as many as RX queues: net_tap
+  // wants as many of each, and a port sized for the machine must still
+  // open when reactor.cores = "auto" runs fewer reactors than cores.
+  pc.tx_queues = std::max(reactors, pc.rx_queues);
   pc.mtu = std::uint32_t(port.get_int("mtu"));
   pc.mbufs = unsigned(port.get_int("mbufs"));
   pc.rss = *parse_rss_mode(port.get_string("rss"));  // the schema allows only known names

@@ -133,8 +133,9 @@ std::expected<std::vector<rxq_assignment>, std::string> plan_rx_queues(
     const topology& topo, unsigned port_node, unsigned queues,
     std::span<const core_id> reactor_cores, rxq_placement mode);
 
-// Parse a core list as written in config ("auto", "0-7", "0,2,4-6") against
-// a topology: the ids are topology core ids, "auto" means every core. (A
+// Parse a core list as written in config ("all", "0-7", "0,2,4-6") against
+// a topology: the ids are topology core ids, "all" (or "auto", which the
+// runtime's reactor.cores resolves by load first) means every core. (A
 // count, `cores = 4` as a TOML integer, is `first_cores`.) Cores come back in
 // the order written. Errors name what is wrong and the valid range ("core 9
 // does not exist: this machine has cores 0-7"): empty list or entry, garbage,

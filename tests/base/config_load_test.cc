@@ -183,13 +183,13 @@ TEST(config_load, core_list_takes_auto_a_list_or_a_count) {
 }
 
 TEST(config_load, bad_core_list_is_rejected_with_the_forms_allowed) {
-  const std::string allowed = "(allowed: \"auto\", a list like \"0-7\" or \"0,2,4-6\", or a count 1..8192)";
+  const std::string allowed = "(allowed: \"auto\", \"all\", a list like \"0-7\" or \"0,2,4-6\", or a count 1..8192)";
   EXPECT_EQ(load_error("[reactor]\ncores = \"7-3\""),
             "affine.toml:2: reactor.cores: \"7-3\" is not a core list " + allowed);
   EXPECT_EQ(load_error("[reactor]\ncores = \"0,,2\""),
             "affine.toml:2: reactor.cores: \"0,,2\" is not a core list " + allowed);
-  EXPECT_EQ(load_error("[reactor]\ncores = \"all\""),
-            "affine.toml:2: reactor.cores: \"all\" is not a core list " + allowed);
+  EXPECT_EQ(load_error("[reactor]\ncores = \"every\""),
+            "affine.toml:2: reactor.cores: \"every\" is not a core list " + allowed);
   EXPECT_EQ(load_error("[reactor]\ncores = \"8192\""),
             "affine.toml:2: reactor.cores: \"8192\" is not a core list " + allowed);
   EXPECT_EQ(load_error("[reactor]\ncores = 0"), "affine.toml:2: reactor.cores: 0 is out of range " + allowed);

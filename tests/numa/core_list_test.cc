@@ -31,6 +31,7 @@ std::string error_of(std::string_view text) {
 using ids = std::vector<std::uint32_t>;
 
 TEST(parse_core_list, auto_means_every_core) { EXPECT_EQ(parse("auto"), (ids{0, 1, 2, 3, 4, 5, 6, 7})); }
+TEST(parse_core_list, all_means_every_core) { EXPECT_EQ(parse("all"), (ids{0, 1, 2, 3, 4, 5, 6, 7})); }
 
 TEST(parse_core_list, ranges_and_lists) {
   EXPECT_EQ(parse("0-7"), (ids{0, 1, 2, 3, 4, 5, 6, 7}));
@@ -55,7 +56,7 @@ TEST(parse_core_list, garbage_names_the_entry) {
   EXPECT_EQ(error_of("-3"), "bad core list entry \"-3\" in \"-3\"" + tail);
   EXPECT_EQ(error_of("1-2-3"), "bad core list entry \"1-2-3\" in \"1-2-3\"" + tail);
   EXPECT_EQ(error_of("+1"), "bad core list entry \"+1\" in \"+1\"" + tail);
-  EXPECT_EQ(error_of("all"), "bad core list entry \"all\" in \"all\"" + tail);
+  EXPECT_EQ(error_of("every"), "bad core list entry \"every\" in \"every\"" + tail);
 }
 
 TEST(parse_core_list, cores_that_do_not_exist) {

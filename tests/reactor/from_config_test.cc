@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "affine/config.hh"
+#include "reactor/auto_cores.hh"
 #include "reactor/from_config.hh"
 
 namespace affine::detail {
@@ -20,10 +21,11 @@ config::settings load(std::string_view text) {
   return *s;
 }
 
-TEST(from_config, DefaultsGiveEveryCoreAndTheSeedsDefaults) {
+TEST(from_config, DefaultsGiveTheAutoCoresAndTheSeedsDefaults) {
   auto setup = runtime_setup_from(config::defaults(config_schema()), two_nodes());
   ASSERT_TRUE(setup.has_value()) << setup.error();
-  EXPECT_EQ(setup->options.cores.size(), 8u);
+  // "auto": every core less this machine's load of other processes now.
+  EXPECT_EQ(setup->options.cores.size(), auto_cores(two_nodes(), load_average_1m())->size());
   EXPECT_EQ(setup->options.idle, idle_mode::adaptive);
   EXPECT_EQ(setup->options.spin_us, 50u);
   EXPECT_EQ(setup->options.stack_bytes, 64u * 1024);
@@ -64,6 +66,28 @@ TEST(from_config, EveryKnobReachesItsField) {
   EXPECT_FALSE(p.steal);
   EXPECT_EQ(p.busy_poll_budget_ns, 0u);
   EXPECT_FALSE(p.yield_when_runnable);
+}
+
+TEST(from_config, AllIsEveryCoreWhateverTheLoad) {
+  auto setup = runtime_setup_from(load("[reactor]\ncores = \"all\"\n"), two_nodes());
+  ASSERT_TRUE(setup.has_value()) << setup.error();
+  EXPECT_EQ(setup->options.cores.size(), 8u);
+}
+
+TEST(from_config, AutoLeavesACoreToEachCpuOtherProcessesKeepBusy) {
+  const auto count = [](double load) { return auto_cores(two_nodes(), load)->size(); };
+  EXPECT_EQ(count(0), 8u);     // an idle machine: one reactor per core
+  EXPECT_EQ(count(0.4), 8u);   // a CPU a fifth busy is still one to run on
+  EXPECT_EQ(count(1.6), 6u);   // rounded to whole CPUs
+  EXPECT_EQ(count(2.4), 6u);
+  EXPECT_EQ(count(7.9), 1u);
+  EXPECT_EQ(count(64), 1u);    // never fewer than one
+  EXPECT_EQ(count(-1), 8u);
+  const auto half = auto_cores(two_nodes(), 4);
+  ASSERT_TRUE(half.has_value());
+  unsigned on_node1 = 0;  // the cores kept are spread over the nodes
+  for (core_id c : *half) on_node1 += two_nodes().core(c).node;
+  EXPECT_EQ(on_node1, 2u);
 }
 
 TEST(from_config, CountOfCoresSpreadsOverNodes) {
