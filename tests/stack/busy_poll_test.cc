@@ -101,9 +101,13 @@ TEST_F(busy_poll, WithABudgetAReaderPollsAndEachPollEndsWithAReason) {
   EXPECT_EQ(c.of(policy::poll_exit::polling), 0u);
 }
 
+// The two below take seed 001's rule for fibers alone: busy_poll.mode =
+// "fixed", so that the CPU-share rule (the adaptive mode's, tested below)
+// does not end polls first when other tests share the CPU.
 TEST_F(busy_poll, YieldWhenRunnableGivesTheCoreToARunnableFiber_Seed001) {
   policy::policy_config p;
   p.busy_poll_budget_ns = 50'000;
+  p.busy_poll_adaptive = false;
   p.yield_when_runnable = true;
   const poll_counts c = round_trips(p, true);
   EXPECT_GT(c.of(policy::poll_exit::runnable), 0u);
@@ -112,6 +116,7 @@ TEST_F(busy_poll, YieldWhenRunnableGivesTheCoreToARunnableFiber_Seed001) {
 TEST_F(busy_poll, WithoutYieldWhenRunnableThePollIgnoresRunnableFibers_Seed001) {
   policy::policy_config p;
   p.busy_poll_budget_ns = 50'000;
+  p.busy_poll_adaptive = false;
   p.yield_when_runnable = false;
   const poll_counts c = round_trips(p, true);
   EXPECT_EQ(c.of(policy::poll_exit::runnable), 0u);
