@@ -54,7 +54,6 @@ void cpu_share_monitor::sample(std::uint64_t now) {
   last_delay_ns_ = delay;
   last_runs_ = runs;
   waited_ns_ += waited;
-  ++samples_;
   // Waits of a wakeup from idle are no one else's doing.
   const std::uint64_t permille =
       waited >= times * shared_wait_ns ? std::min<std::uint64_t>(waited * 1000 / period, 1000) : 0;

@@ -19,9 +19,9 @@
 // or more) does, and it stays so for some twenty samples after the process
 // is gone: a reactor that stopped spinning is no longer preempted, and must
 // not take that at once as a sign that the CPU became its own. One pread
-// costs 1-4 us on the 2-core VM here, so the monitor samples at most once
-// per sample_period_ns, when the reactor asks (at the start of an idle wait
-// or a busy poll).
+// costs 1.3 us on the 2-core VM here (docs/tuning.md, "Adaptive polling"),
+// so the monitor samples at most once per sample_period_ns, when the
+// reactor asks (at the start of an idle wait or a busy poll).
 
 #include <cstdint>
 
@@ -49,7 +49,6 @@ class cpu_share_monitor {
   }
   std::uint64_t waited_ns() const { return waited_ns_; }    // run-queue delay seen since open
   std::uint64_t shared_samples() const { return shared_samples_; }
-  std::uint64_t samples() const { return samples_; }
 
  private:
   void sample(std::uint64_t now);
@@ -59,7 +58,6 @@ class cpu_share_monitor {
   std::uint64_t last_runs_ = 0;
   std::uint64_t score_ = 0;  // the decaying mean share of waiting, in permille x 8
   std::uint64_t waited_ns_ = 0;
-  std::uint64_t samples_ = 0;
   std::uint64_t shared_samples_ = 0;
 };
 
