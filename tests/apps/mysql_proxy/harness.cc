@@ -2,8 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include <array>
 #include <chrono>
+#include <vector>
 
 #include "affine/affine.hh"
 #include "apps/mysql-proxy/handshake.hh"
@@ -76,10 +81,25 @@ peer fake_backend::accept() {
   return peer(s ? std::optional(std::move(*s)) : std::nullopt);
 }
 
+// A kernel socket bound to a loopback port that never listens: a connect
+// to it is refused, and the port stays taken for the life of the test
+// process. (A listener closed at once freed the port for the next bind;
+// the proxy's own listener once took it, and the "refused" backend then
+// answered: NextHealthyBackendServesWhenTheFirstRefuses failed.)
 net::endpoint refusing_address() {
-  auto l = net::listen({.local = {net::loopback, 0}});
-  EXPECT_TRUE(l);
-  return l ? l->local() : net::endpoint{};  // closed when `l` goes
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  if (fd < 0 || ::bind(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+    ADD_FAILURE() << "no loopback port to refuse connections on";
+    return {};
+  }
+  static std::vector<int> held;  // never closed: the port must not come back
+  held.push_back(fd);
+  return {net::loopback, ntohs(a.sin_port)};
 }
 
 session_options proxy_under_test::test_options() {
