@@ -37,8 +37,11 @@ void simulator::refresh(core& c) {
   policy::core_state& s = view_cores_[c.id];
   s.nr_running = nr_running(c);
   // "A reactor with nothing runnable that is not processing packets" (view.hh).
+  // With kernel.softirq_idle, idle_cpu()'s view: a CPU in softirq on top of
+  // its idle task counts as idle.
   s.idle = s.nr_running == 0 &&
-           (c.mode == core_mode::sleeping || c.mode == core_mode::spinning || c.mode == core_mode::waking);
+           (c.mode == core_mode::sleeping || c.mode == core_mode::spinning || c.mode == core_mode::waking ||
+            (p_.kernel.softirq_idle && c.mode == core_mode::rx));
 }
 
 void simulator::set_mode(core& c, core_mode m) {
@@ -90,6 +93,7 @@ void simulator::interrupt_task(core& c) {
   const std::uint64_t ran = now_ - c.seg_start;
   if (c.mode == core_mode::running) t.remaining -= std::min(ran, t.remaining);
   t.slice_used += ran;
+  if (c.mode == core_mode::running || c.mode == core_mode::polling) t.vruntime += ran;
   c.seg_start = now_;
   ++c.gen;
 }
@@ -119,9 +123,10 @@ void simulator::turn(core& c) {
 
 void simulator::run_next(core& c) {
   account(c);
-  const std::uint32_t id = c.rq.pop();
+  const std::uint32_t id = c.rq.take(pick_next(c));
   task& t = tasks_[id];
   c.current = static_cast<std::int32_t>(id);
+  c.resched = false;
   std::uint64_t overhead = 0;
   if (c.last_task != c.current) overhead += p_.cost.switch_ns;
   if (t.has_run && t.last_ran != c.id) {
@@ -131,6 +136,8 @@ void simulator::run_next(core& c) {
     if (d == distance::remote_node) ++out_.count.remote_migrations;
   }
   if (t.stolen) overhead += p_.cost.steal_ns;
+  if (t.woken) overhead += p_.cost.wakeup_ns;
+  t.woken = false;
   t.stolen = false;
   t.has_run = true;
   t.last_ran = t.core = c.id;
@@ -149,8 +156,10 @@ void simulator::run_next(core& c) {
 
 void simulator::start_segment(core& c) {
   task& t = tasks_[static_cast<std::size_t>(c.current)];
-  if (t.slice_used >= t.slice) {
-    // Slice used: the task goes behind those waiting, or starts a new slice.
+  if (t.slice_used >= t.slice || c.resched) {
+    // Slice used (or CFS's need_resched): the task goes behind those
+    // waiting, or starts a new slice.
+    c.resched = false;
     if (!c.rq.empty()) {
       account(c);
       t.state = task_state::runnable;
@@ -178,6 +187,7 @@ void simulator::finish_segment(core& c) {
   const std::uint64_t ran = now_ - c.seg_start;
   t.remaining -= std::min(ran, t.remaining);
   t.slice_used += ran;
+  t.vruntime += ran;
   if (t.remaining == 0) {
     work_done(c, t);
   } else {
@@ -199,8 +209,10 @@ void simulator::core_wake(core& c) { turn(c); }
 
 void simulator::block(core& c, task& t) {
   account(c);
+  if (p_.kernel.cfs) (void)min_vruntime(c);  // the queue's clock as the task leaves (dequeue_entity)
   t.state = task_state::blocked;
   c.current = none;
+  c.resched = false;
   set_task_runnable(t, false);
   refresh(c);
 }
@@ -208,13 +220,28 @@ void simulator::block(core& c, task& t) {
 void simulator::enqueue(core& c, std::uint32_t id) {
   account(c);
   task& t = tasks_[id];
+  bool resched = false;
+  if (p_.kernel.cfs) {
+    cfs_place(c, t, t.state == task_state::waking);
+    resched = t.state == task_state::waking && wakeup_preempts(c, t);
+  }
   t.state = task_state::runnable;
   t.core = c.id;
   set_task_runnable(t, true);
   [[maybe_unused]] const bool ok = c.rq.push(id);  // sized for every task
   assert(ok);
   refresh(c);
+  if (resched) {
+    // A busy poller sees need_resched at the look notify() gives it; a
+    // running task is preempted at once.
+    c.resched = true;
+    ++out_.count.preemptions;
+  }
   notify(c, false);
+  if (c.resched && c.mode == core_mode::running) {
+    interrupt_task(c);
+    turn(c);
+  }
 }
 
 void simulator::set_task_runnable(task& t, bool runnable) {

@@ -19,6 +19,7 @@ enum class event_kind : std::uint8_t {
   wake_arrive,      // a: core, b: task; a remote wakeup reaches the core's inbox
   backlog_arrive,   // a: core; a batch handed over by RPS reaches the core (IPI)
   balance_tick,     // a: core; the core's periodic balance
+  sched_tick,       // a: core; the kernel's scheduler tick (kernel.cfs: check_preempt_tick)
   load_tick,        // every core's decayed load and RX share are updated
   sample_tick,      // the utilization time series takes a sample
   open_arrival,     // the open-loop generator sends its next request

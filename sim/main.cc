@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/fidelity.hh"
 #include "sim/report.hh"
 #include "sim/scenario.hh"
 #include "sim/simulator.hh"
@@ -125,6 +126,10 @@ int main(int argc, char** argv) {
     run.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     runs.push_back(std::move(run));
   }
+  // The fidelity table: JSON lines on stdout, the table on stderr.
+  const std::vector<fidelity_row> rows = fidelity(runs);
+  for (const fidelity_row& r : rows) fmt::print("{}\n", fidelity_json(r));
+  if (!rows.empty()) fmt::print(stderr, "\n{}", fidelity_table(rows));
   if (!o.report.empty()) {
     std::string command = "affine-sim";
     for (int i = 1; i < argc; ++i) command += fmt::format(" {}", argv[i]);

@@ -22,6 +22,13 @@ void simulator::request_arrive(std::uint32_t flow) {
     lost(flow);
     return;
   }
+  // A reader busy-polling this queue from another core takes the packet
+  // itself, without an interrupt (kernel.busy_poll_socket_queue).
+  const task& reader = tasks_[flows_[flow].server];
+  if (reader.state == task_state::polling && polled_queue(cores_[reader.core]) == static_cast<std::int32_t>(flows_[flow].queue)) {
+    notify(cores_[reader.core], false);
+    return;
+  }
   notify(cores_[q.core], true);
 }
 
@@ -32,11 +39,21 @@ void simulator::lost(std::uint32_t flow) {
   }
 }
 
+// The queue a busy-polling server on core c polls besides the core's own,
+// with kernel.busy_poll_socket_queue: its socket's. none otherwise.
+std::int32_t simulator::polled_queue(const core& c) const {
+  if (!p_.kernel.busy_poll_socket_queue || c.current == none) return none;
+  const task& t = tasks_[static_cast<std::size_t>(c.current)];
+  if (t.kind != task_kind::server || t.state != task_state::polling) return none;
+  return static_cast<std::int32_t>(flows_[t.flow].queue);
+}
+
 bool simulator::rx_waiting(const core& c) const {
   for (const std::uint32_t q : c.queues) {
     if (!queues_[q].packets.empty()) return true;
   }
-  return false;
+  const std::int32_t polled = polled_queue(c);
+  return polled != none && !queues_[static_cast<std::size_t>(polled)].packets.empty();
 }
 
 bool simulator::backlog_ready(const core& c) const {
@@ -54,13 +71,19 @@ void simulator::start_rx(core& c) {
   if (c.irq_pending) cost += p_.cost.rx_irq_ns;
   c.irq_pending = false;
   if (rx_waiting(c)) {
-    // Round robin over the queues this core owns.
+    // The polled socket's queue first, then round robin over the queues
+    // this core owns.
+    const std::int32_t polled = polled_queue(c);
     std::uint32_t q = 0;
-    for (std::size_t i = 0; i < c.queues.size(); ++i) {
-      q = c.queues[(c.next_queue + i) % c.queues.size()];
-      if (!queues_[q].packets.empty()) {
-        c.next_queue = (c.next_queue + i + 1) % c.queues.size();
-        break;
+    if (polled != none && !queues_[static_cast<std::size_t>(polled)].packets.empty()) {
+      q = static_cast<std::uint32_t>(polled);
+    } else {
+      for (std::size_t i = 0; i < c.queues.size(); ++i) {
+        q = c.queues[(c.next_queue + i) % c.queues.size()];
+        if (!queues_[q].packets.empty()) {
+          c.next_queue = (c.next_queue + i + 1) % c.queues.size();
+          break;
+        }
       }
     }
     c.unit = queues_[q].packets.pop();

@@ -31,6 +31,40 @@ struct machine_params {
   bool idle_kick = true;
 };
 
+// The seeds' kernel scheduler (CFS, Linux 3.x to 5.x), for the scenarios
+// that reproduce a seed: off, a core runs affine's ladder with fixed quotas.
+// Each mechanism mirrors a kernel function, named beside it; the defaults are
+// the kernel's for a machine of 8 or more CPUs (factor 1 + log2 8 = 4).
+struct kernel_params {
+  // CFS: tasks carry a vruntime, the run queue picks the smallest, a
+  // running task is preempted at a tick once it has run its sched_slice
+  // (check_preempt_tick), and slices replace the fixed quotas.
+  bool cfs = false;
+  std::uint64_t tick_ns = 4'000'000;               // 1 / CONFIG_HZ
+  std::uint64_t latency_ns = 24'000'000;           // sysctl_sched_latency
+  std::uint64_t min_granularity_ns = 3'000'000;    // sysctl_sched_min_granularity
+  std::uint64_t wakeup_granularity_ns = 4'000'000; // sysctl_sched_wakeup_granularity
+  // A woken task whose vruntime is more than the wakeup granularity behind
+  // the running task's preempts it (check_preempt_wakeup); need_resched
+  // then also ends a busy poll (sk_busy_loop's !need_resched()).
+  bool wakeup_preemption = true;
+  // check_preempt_tick at each tick; off, a task that never sleeps keeps its
+  // CPU (the test of the mechanism removed).
+  bool tick_preemption = true;
+  // A task waking after a sleep is placed at most latency / 2 behind the
+  // queue's min_vruntime (place_entity, GENTLE_FAIR_SLEEPERS).
+  bool sleeper_credit = true;
+  // idle_cpu() is true on a CPU that runs softirq on top of its idle task
+  // (seed 003: Eric Dumazet's "a cpu spending 90% of its cycles processing
+  // IRQ might be considered 'idle'"); off, a core processing packets is busy.
+  bool softirq_idle = false;
+  // A busy-polling task polls its socket's own RX queue wherever that queue's
+  // interrupt goes (sk_busy_loop -> napi_busy_loop on sk->sk_napi_id; the
+  // queue's interrupt stays masked while the poller holds its NAPI); off, it
+  // polls the queues of its own core, as affine's reactor does.
+  bool busy_poll_socket_queue = false;
+};
+
 struct costs {
   std::uint64_t rx_irq_ns = 0;          // interrupt entry and exit, per interrupt (not when polling)
   std::uint64_t rx_driver_ns = 0;       // per packet on the RX queue's core: descriptor, buffer, steering
@@ -40,6 +74,7 @@ struct costs {
   std::uint64_t tx_packet_ns = 0;       // per response packet, on the serving core
   std::uint64_t tx_per_kib_ns = 0;      // per KiB sent
   std::uint64_t switch_ns = 0;          // switching the core to another task
+  std::uint64_t wakeup_ns = 0;          // a task that blocked runs again: its sleep and wakeup paths
   std::uint64_t wake_remote_ns = 0;     // a wakeup or a backlog batch reaching another core (inbox + IPI)
   std::uint64_t idle_exit_ns = 0;       // a sleeping core getting back to work
   std::uint64_t steal_ns = 0;           // the thief's cost of taking a fiber from another run queue
@@ -98,6 +133,7 @@ struct run_params {
 
 struct sim_params {
   machine_params machine;
+  kernel_params kernel;
   nic_params nic;
   costs cost;
   workload_params work;

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "affine/topology.hh"
+#include "sim/fidelity.hh"
 #include "sim/svg.hh"
 
 namespace affine::sim {
@@ -205,6 +206,9 @@ std::vector<svg_file> charts(const scenario_run& run) {
 
 std::string markdown(std::span<const scenario_run> runs, std::string_view command) {
   std::string out = fmt::format("# affine-sim report\n\nCommand: `{}`\n", command);
+  if (const std::vector<fidelity_row> rows = fidelity(runs); !rows.empty()) {
+    out += fmt::format("\n## Fidelity: the seeds' gains and the simulated ones\n\n{}", fidelity_table(rows));
+  }
   for (const scenario_run& run : runs) {
     const scenario& sc = *run.sc;
     out += fmt::format("\n## {}\n\n", sc.name);

@@ -24,6 +24,7 @@ struct counters {
   std::uint64_t migrations = 0;                 // a task ran on another core than last time
   std::uint64_t remote_migrations = 0;          // ... on another NUMA node
   std::uint64_t idle_kicks = 0;
+  std::uint64_t preemptions = 0;                // kernel.cfs: ticks and wakeups that set need_resched
   std::uint64_t drops = 0;                      // RX ring or socket buffer full
   std::uint64_t events = 0;                     // events the loop handled (all of the run)
 };

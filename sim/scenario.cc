@@ -114,6 +114,18 @@ std::expected<sim_params, std::string> to_params(const table_view& s, const std:
   p.machine.balance_interval_ns = get<std::uint64_t>(s, "machine.balance_interval_us") * 1000;
   p.machine.idle_kick = s.get_bool("machine.idle_kick");
 
+  kernel_params& k = p.kernel;
+  k.cfs = s.get_bool("kernel.cfs");
+  k.tick_ns = 1'000'000'000 / get<std::uint64_t>(s, "kernel.hz");
+  k.latency_ns = get<std::uint64_t>(s, "kernel.latency_us") * 1000;
+  k.min_granularity_ns = get<std::uint64_t>(s, "kernel.min_granularity_us") * 1000;
+  k.wakeup_granularity_ns = get<std::uint64_t>(s, "kernel.wakeup_granularity_us") * 1000;
+  k.wakeup_preemption = s.get_bool("kernel.wakeup_preemption");
+  k.sleeper_credit = s.get_bool("kernel.sleeper_credit");
+  k.tick_preemption = s.get_bool("kernel.tick_preemption");
+  k.softirq_idle = s.get_bool("kernel.softirq_idle");
+  k.busy_poll_socket_queue = s.get_bool("kernel.busy_poll_socket_queue");
+
   p.policy = get_policy(s);
   if (auto ok = policy::validate(p.policy); !ok) return std::unexpected(policy_error(s, ok.error()));
 
@@ -143,6 +155,7 @@ std::expected<sim_params, std::string> to_params(const table_view& s, const std:
   c.tx_packet_ns = get<std::uint64_t>(s, "costs.tx_packet_ns");
   c.tx_per_kib_ns = get<std::uint64_t>(s, "costs.tx_per_kib_ns");
   c.switch_ns = get<std::uint64_t>(s, "costs.switch_ns");
+  c.wakeup_ns = get<std::uint64_t>(s, "costs.wakeup_ns");
   c.wake_remote_ns = get<std::uint64_t>(s, "costs.wake_remote_ns");
   c.idle_exit_ns = get<std::uint64_t>(s, "costs.idle_exit_ns");
   c.steal_ns = get<std::uint64_t>(s, "costs.steal_ns");

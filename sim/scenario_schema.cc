@@ -116,6 +116,35 @@ schema make_schema() {
                               "A busy core with waiting fibers wakes a sleeping core to balance at its balance tick "
                               "(the kernel's nohz idle-balance kick)."),
                   }),
+          section("kernel",
+                  "The seeds' kernel scheduler (docs/simulator.md: the kernel model); off, affine's ladder with "
+                  "fixed quotas.",
+                  {
+                      boolean("cfs", false,
+                              "CFS: vruntime order, slices of latency / nr_running checked at each tick, wakeup "
+                              "preemption; replaces machine.task_quota_us and antagonists.slice_us."),
+                      integer("hz", {100, 1000}, 250, "CONFIG_HZ: scheduler ticks per second."),
+                      integer("latency_us", {100, 1'000'000}, 24'000,
+                              "sysctl_sched_latency (6 ms x (1 + log2 min(cpus, 8)))."),
+                      integer("min_granularity_us", {100, 1'000'000}, 3000,
+                              "sysctl_sched_min_granularity (0.75 ms x the same factor)."),
+                      integer("wakeup_granularity_us", {0, 1'000'000}, 4000,
+                              "sysctl_sched_wakeup_granularity (1 ms x the same factor)."),
+                      boolean("wakeup_preemption", true,
+                              "A woken task more than the wakeup granularity behind the running one preempts it "
+                              "(check_preempt_wakeup); need_resched also ends a busy poll."),
+                      boolean("tick_preemption", true,
+                              "A tick preempts a task that has run its slice (check_preempt_tick); off, a task "
+                              "that never sleeps keeps its CPU."),
+                      boolean("sleeper_credit", true,
+                              "A waking task is placed up to latency / 2 behind min_vruntime (GENTLE_FAIR_SLEEPERS)."),
+                      boolean("softirq_idle", false,
+                              "idle_cpu() is true on a CPU in softirq on top of its idle task (seed 003, Eric "
+                              "Dumazet's warning); off, a core processing packets is busy."),
+                      boolean("busy_poll_socket_queue", false,
+                              "A busy poller polls its socket's RX queue wherever its interrupt goes "
+                              "(napi_busy_loop on sk_napi_id); off, the queues of its own core."),
+                  }),
           section("sched", "The placement and balancing knobs (policy_config; DESIGN.md section 1: P1, P4).",
                   {
                       boolean("rx_wakeup_sync", false, "Whether RX-path wakeups are sync (P1, seed 000)."),
@@ -156,6 +185,9 @@ schema make_schema() {
                       integer("tx_packet_ns", ns_range, 200, "Per response packet."),
                       integer("tx_per_kib_ns", ns_range, 40, "Per KiB sent."),
                       integer("switch_ns", ns_range, 37, "Switching a core to another task (fiber switch)."),
+                      integer("wakeup_ns", ns_range, 0,
+                              "A task that blocked runs again: its sleep and wakeup paths (a fiber's are in "
+                              "switch_ns and wake_remote_ns)."),
                       integer("wake_remote_ns", ns_range, 311, "A wakeup or RPS batch reaching another core."),
                       integer("idle_exit_ns", ns_range, 22000, "A sleeping reactor getting back to work."),
                       integer("steal_ns", ns_range, 300, "The thief's cost of a steal."),

@@ -36,6 +36,7 @@ void simulator::wake_task(std::uint32_t id, std::uint32_t waker, policy::waker_k
   if (pl.idle_sibling) ++out_.count.wake_idle_sibling;
 
   t.state = task_state::waking;
+  t.woken = true;
   set_task_runnable(t, true);
   if (pl.core.value == waker) {
     enqueue(w, id);
@@ -59,6 +60,7 @@ bool simulator::try_steal(core& c) {
     refresh(v);
     account(c);
     task& t = tasks_[id];
+    if (p_.kernel.cfs) cfs_place(c, t, false);
     t.core = c.id;
     t.stolen = true;
     (void)c.rq.push(id);
@@ -114,7 +116,7 @@ void simulator::poll_recheck(core& c) {
       .elapsed_ns = now_ - t.poll_start,
       .others_runnable = static_cast<std::uint32_t>(c.rq.size()),
       .data_ready = !flows_[t.flow].socket.empty(),
-      .need_resched = t.slice_used >= t.slice,
+      .need_resched = t.slice_used >= t.slice || c.resched,
   };
   const policy::poll_decision d = policy::busy_poll_continue(s, p_.policy);
   if (d.keep_polling) {

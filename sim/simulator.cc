@@ -90,6 +90,12 @@ simulator::simulator(const sim_params& p)
       events_.push(offset, event_kind::balance_tick, rc[i].value);
     }
   }
+  // The kernel's scheduler tick on every CPU (kernel.cfs), staggered too.
+  if (p_.kernel.cfs) {
+    for (std::size_t i = 0; i < rc.size(); ++i) {
+      events_.push(p_.kernel.tick_ns * (i + 1) / rc.size(), event_kind::sched_tick, rc[i].value);
+    }
+  }
   events_.push(load_period_ns, event_kind::load_tick);
   events_.push(p_.run.sample_ns, event_kind::sample_tick);
   out_.node_busy_series.assign(topo_.node_count(), {});
@@ -117,7 +123,7 @@ void simulator::build_tasks() {
     task t;
     t.kind = w.mode == server_mode::blocking ? task_kind::server : task_kind::consumer;
     t.core = t.last_ran = start[i % start.size()].value;
-    t.slice = p_.machine.task_quota_ns;
+    t.slice = p_.kernel.cfs ? forever : p_.machine.task_quota_ns;
     if (w.server_pinned) {
       t.pinned = core_id{t.core};
       cpusets_.emplace_back(cores_.size(), false);
@@ -146,10 +152,13 @@ void simulator::build_tasks() {
     t.state = task_state::runnable;
     t.core = t.last_ran = p_.antagonists.cores[i % p_.antagonists.cores.size()].value;
     t.cpuset = static_cast<std::int32_t>(cpusets_.size() - 1);
-    t.slice = p_.antagonists.slice_ns;
+    t.slice = p_.kernel.cfs ? forever : p_.antagonists.slice_ns;
     tasks_.push_back(std::move(t));
   }
-  for (std::uint32_t i = 0; i < tasks_.size(); ++i) tasks_[i].random = rng(p_.run.seed, task_stream + i);
+  for (std::uint32_t i = 0; i < tasks_.size(); ++i) {
+    tasks_[i].random = rng(p_.run.seed, task_stream + i);
+    tasks_[i].vr_core = tasks_[i].core;
+  }
 }
 
 bool simulator::allowed(const task& t, std::uint32_t c) const {
@@ -202,6 +211,7 @@ void simulator::dispatch(const event& e) {
     case event_kind::wake_arrive: enqueue(cores_[e.a], e.b); break;
     case event_kind::backlog_arrive: notify(cores_[e.a], true); break;
     case event_kind::balance_tick: balance_tick(cores_[e.a]); break;
+    case event_kind::sched_tick: sched_tick(cores_[e.a]); break;
     case event_kind::load_tick:
       load_tick();
       events_.push(now_ + load_period_ns, event_kind::load_tick);

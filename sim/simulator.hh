@@ -11,7 +11,8 @@
 //
 // The implementation is split by concern: simulator.cc (set-up, event loop,
 // results), core.cc (the ladder and accounting), sched.cc (the policy calls),
-// nic.cc (packets), workload.cc (what tasks and clients do).
+// cfs.cc (the seeds' kernel scheduler, when kernel.cfs is on), nic.cc
+// (packets), workload.cc (what tasks and clients do).
 
 #include <cstdint>
 #include <expected>
@@ -64,6 +65,7 @@ class simulator {
     std::uint32_t last_ran = 0;   // where it last ran ("prev" of a wakeup)
     bool has_run = false;
     bool stolen = false;          // taken by a balancer since it last ran
+    bool woken = false;           // blocked and woken since it last ran
     std::optional<core_id> pinned;
     std::int32_t cpuset = none;   // index into cpusets_, none = any core
     std::uint64_t remaining = 0;  // CPU left in the current burst
@@ -78,6 +80,9 @@ class simulator {
     double load = 0;              // decayed runnable average, x load_scale
     std::uint64_t load_since = 0;
     bool load_runnable = false;
+    // CFS (kernel.cfs): virtual runtime, in the clock of core vr_core.
+    std::uint64_t vruntime = 0;
+    std::uint32_t vr_core = 0;
     rng random{0, 0};
   };
 
@@ -109,6 +114,8 @@ class simulator {
     std::size_t next_queue = 0;
     ring<handoff> backlog;
     bool irq_pending = false;     // the next RX unit pays interrupt entry
+    bool resched = false;         // CFS: the current task is to give the core up (need_resched)
+    std::uint64_t min_vruntime = 0;
     // The RX unit in progress.
     packet unit;
     std::uint32_t unit_target = 0;
@@ -158,9 +165,19 @@ class simulator {
   void enter_poll(core& c);
   void poll_recheck(core& c);
 
+  // ---- cfs.cc: the seeds' kernel scheduler (kernel.cfs)
+  std::uint64_t current_vruntime(const core& c) const;
+  std::uint64_t min_vruntime(core& c);
+  void cfs_place(core& c, task& t, bool wakeup);
+  bool wakeup_preempts(const core& c, const task& t) const;
+  void sched_tick(core& c);
+  void preempt(core& c);
+  std::size_t pick_next(const core& c) const;
+
   // ---- nic.cc: packets
   void request_arrive(std::uint32_t flow);
   void lost(std::uint32_t flow);
+  std::int32_t polled_queue(const core& c) const;
   bool rx_waiting(const core& c) const;
   bool backlog_ready(const core& c) const;
   void start_rx(core& c);

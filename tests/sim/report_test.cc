@@ -114,7 +114,7 @@ TEST(report, the_command_line_reports_a_bad_file_and_exits_2) {
   std::filesystem::remove_all(dir);
 }
 
-TEST(report, the_command_line_prints_one_json_line_per_variant) {
+TEST(report, the_command_line_prints_one_json_line_per_variant_and_per_fidelity_row) {
   const auto dir = std::filesystem::temp_directory_path() / "affine-sim-cli-ok-test";
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "t.toml") << two;
@@ -124,7 +124,10 @@ TEST(report, the_command_line_prints_one_json_line_per_variant) {
   const std::string out = slurp(dir / "out");
   EXPECT_TRUE(out.starts_with("{\"bench\":\"demo\",\"variant\":\"a\",\"flows\":1,"));
   EXPECT_NE(out.find("\n{\"bench\":\"demo\",\"variant\":\"b\",\"flows\":1,"), std::string::npos);
-  EXPECT_EQ(std::ranges::count(out, '\n'), 2);
+  // b has a baseline and both have seed figures: one fidelity row.
+  EXPECT_NE(out.find("\n{\"bench\":\"sim-fidelity\",\"scenario\":\"demo\",\"variant\":\"b\",\"baseline\":\"a\""),
+            std::string::npos);
+  EXPECT_EQ(std::ranges::count(out, '\n'), 3);
   std::filesystem::remove_all(dir);
 }
 

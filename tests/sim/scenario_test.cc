@@ -23,7 +23,7 @@ topology = "pack:2 numa:1 l3:1 core:4 pu:1"
 
 TEST(scenario, every_shipped_file_loads_with_its_variants) {
   for (const auto& [name, variants] : {std::pair{"seed-000", 6U}, std::pair{"seed-001", 14U},
-                                       std::pair{"seed-003", 4U}, std::pair{"seed-004", 8U}}) {
+                                       std::pair{"seed-003", 5U}, std::pair{"seed-004", 8U}}) {
     auto sc = load_scenario(scenario_path(name), {});
     ASSERT_TRUE(sc.has_value()) << sc.error();
     EXPECT_EQ(sc->name, name);
