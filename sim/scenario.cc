@@ -201,6 +201,17 @@ std::expected<sim_params, std::string> to_params(const table_view& s, const std:
   return p;
 }
 
+// A calibration file's [costs] as overrides, "costs.switch_ns=30".
+std::expected<std::vector<std::string>, std::string> calibration_costs(const std::string& path) {
+  auto file = config::load_file(calibration_schema(), path);
+  if (!file) return std::unexpected(file.error());
+  std::vector<std::string> sets;
+  for (const std::string_view key : cost_key_names()) {
+    sets.push_back(fmt::format("costs.{}={}", key, file->get_int(fmt::format("costs.{}", key))));
+  }
+  return sets;
+}
+
 // An error from a variant's settings names the variant's `set` line when the
 // value at fault came from an override rather than from the file.
 std::string in_variant(const table_view& v, std::string_view source, const std::string& what) {
@@ -242,6 +253,11 @@ std::expected<scenario, std::string> build(const config::settings& file, std::st
         double d = 0;
         std::from_chars(seed.data(), seed.data() + seed.size(), d);
         v.seed_value = d;
+      }
+      if (const std::string& from = vt.get_string("costs_from"); !from.empty()) {
+        auto costs = calibration_costs((std::filesystem::path(base_dir) / from).string());
+        if (!costs) return std::unexpected(vt.error("costs_from", costs.error()));
+        (void)config::apply_sets(s, *costs);  // the same keys, already checked against their ranges
       }
       if (auto ok = config::apply_sets(s, vt.get_strings("set")); !ok) {
         return std::unexpected(vt.error("set", ok.error()));

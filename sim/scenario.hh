@@ -21,6 +21,10 @@
 namespace affine::sim {
 
 const config::schema& scenario_schema();
+// A calibration file (sim/calibration/*.toml, written by bench/sim/calibrate):
+// [calibration] says how it was measured, [costs] holds a scenario's cost keys.
+const config::schema& calibration_schema();
+std::vector<std::string_view> cost_key_names();
 
 struct variant {
   std::string name;                  // JSON "variant": the knob setting

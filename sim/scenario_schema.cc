@@ -39,6 +39,32 @@ std::vector<key_spec> distribution_keys(std::string_view kind, std::string_view 
   };
 }
 
+// The [costs] keys, shared by scenario files and calibration files.
+std::vector<key_spec> cost_keys() {
+  return {
+      integer("rx_irq_ns", ns_range, 1000, "Interrupt entry and exit, per interrupt."),
+      integer("rx_driver_ns", ns_range, 60, "Per packet on the RX queue's core."),
+      integer("rx_protocol_ns", ns_range, 250, "Per packet on the core that processes it (IP, TCP, socket)."),
+      integer("rx_per_kib_ns", ns_range, 40, "Per KiB received."),
+      integer("rps_enqueue_ns", ns_range, 50, "Per packet handed to another core's backlog."),
+      integer("tx_packet_ns", ns_range, 200, "Per response packet."),
+      integer("tx_per_kib_ns", ns_range, 40, "Per KiB sent."),
+      integer("switch_ns", ns_range, 37, "Switching a core to another task (fiber switch)."),
+      integer("wakeup_ns", ns_range, 0,
+              "A task that blocked runs again: its sleep and wakeup paths (a fiber's are in "
+              "switch_ns and wake_remote_ns)."),
+      integer("wake_remote_ns", ns_range, 311, "A wakeup or RPS batch reaching another core."),
+      integer("idle_exit_ns", ns_range, 22000, "A sleeping reactor getting back to work."),
+      integer("steal_ns", ns_range, 300, "The thief's cost of a steal."),
+      integer("migrate_llc_ns", ns_range, 2000, "Cache re-warm after moving inside an LLC."),
+      integer("migrate_node_ns", ns_range, 10'000, "Cache re-warm after moving to another LLC of the node."),
+      integer("migrate_remote_ns", ns_range, 25'000, "Cache re-warm after moving to another node."),
+      integer("touch_llc_ns", ns_range, 100, "Reading a request processed on another core of the LLC."),
+      integer("touch_node_ns", ns_range, 300, "... processed in another LLC of the node."),
+      integer("touch_remote_ns", ns_range, 600, "... processed on another node."),
+  };
+}
+
 template <typename T>
 void append(std::vector<T>& to, std::vector<T> more) {
   for (T& k : more) to.push_back(std::move(k));
@@ -175,29 +201,7 @@ schema make_schema() {
                       integer("one_way_ns", ns_range, 5000, "Client to NIC latency each way, serialization excluded."),
                       integer("link_gbps", {1, 1000}, 10, "Link speed, for serialization."),
                   }),
-          section("costs", "What the simulated work costs, in ns (docs/simulator.md: calibration).",
-                  {
-                      integer("rx_irq_ns", ns_range, 1000, "Interrupt entry and exit, per interrupt."),
-                      integer("rx_driver_ns", ns_range, 60, "Per packet on the RX queue's core."),
-                      integer("rx_protocol_ns", ns_range, 250, "Per packet on the core that processes it (IP, TCP, socket)."),
-                      integer("rx_per_kib_ns", ns_range, 40, "Per KiB received."),
-                      integer("rps_enqueue_ns", ns_range, 50, "Per packet handed to another core's backlog."),
-                      integer("tx_packet_ns", ns_range, 200, "Per response packet."),
-                      integer("tx_per_kib_ns", ns_range, 40, "Per KiB sent."),
-                      integer("switch_ns", ns_range, 37, "Switching a core to another task (fiber switch)."),
-                      integer("wakeup_ns", ns_range, 0,
-                              "A task that blocked runs again: its sleep and wakeup paths (a fiber's are in "
-                              "switch_ns and wake_remote_ns)."),
-                      integer("wake_remote_ns", ns_range, 311, "A wakeup or RPS batch reaching another core."),
-                      integer("idle_exit_ns", ns_range, 22000, "A sleeping reactor getting back to work."),
-                      integer("steal_ns", ns_range, 300, "The thief's cost of a steal."),
-                      integer("migrate_llc_ns", ns_range, 2000, "Cache re-warm after moving inside an LLC."),
-                      integer("migrate_node_ns", ns_range, 10'000, "Cache re-warm after moving to another LLC of the node."),
-                      integer("migrate_remote_ns", ns_range, 25'000, "Cache re-warm after moving to another node."),
-                      integer("touch_llc_ns", ns_range, 100, "Reading a request processed on another core of the LLC."),
-                      integer("touch_node_ns", ns_range, 300, "... processed in another LLC of the node."),
-                      integer("touch_remote_ns", ns_range, 600, "... processed on another node."),
-                  }),
+          section("costs", "What the simulated work costs, in ns (docs/simulator.md: calibration).", cost_keys()),
           section("clients", "The load: clients, flows, requests.", std::move(clients)),
           section("server", "The fibers that serve the flows.", std::move(server)),
           section("antagonists", "CPU hogs (stress -c N) that share the cores.",
@@ -217,6 +221,9 @@ schema make_schema() {
                               string("seed", "", "The seed's figure for this variant, in the metric's unit.",
                                      &decimal_or_none),
                               string("seed_note", "", "What the seed says, when it gives no number."),
+                              string("costs_from", "",
+                                     "A calibration file (sim/calibration/*.toml, relative to the scenario) whose "
+                                     "[costs] this variant uses, before its own set."),
                           }),
       });
 }
@@ -226,6 +233,28 @@ schema make_schema() {
 const config::schema& scenario_schema() {
   static const config::schema s = make_schema();
   return s;
+}
+
+const config::schema& calibration_schema() {
+  static const config::schema s(
+      "affine-sim calibration", {},
+      {
+          section("calibration", "Where the figures come from.",
+                  {
+                      string("command", required, "The command that wrote this file."),
+                      string("date", "", "When it ran."),
+                      string("machine", "", "Where it ran."),
+                      string_array("measured", {}, "The benchmark JSON lines the costs were derived from."),
+                  }),
+          section("costs", "The costs, in ns, as in a scenario's [costs].", cost_keys()),
+      });
+  return s;
+}
+
+std::vector<std::string_view> cost_key_names() {
+  std::vector<std::string_view> names;
+  for (const config::key_spec& k : cost_keys()) names.push_back(k.name);
+  return names;
 }
 
 }  // namespace affine::sim

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -22,7 +23,7 @@ topology = "pack:2 numa:1 l3:1 core:4 pu:1"
 )";
 
 TEST(scenario, every_shipped_file_loads_with_its_variants) {
-  for (const auto& [name, variants] : {std::pair{"seed-000", 6U}, std::pair{"seed-001", 14U},
+  for (const auto& [name, variants] : {std::pair{"seed-000", 6U}, std::pair{"seed-001", 16U},
                                        std::pair{"seed-003", 5U}, std::pair{"seed-004", 8U}}) {
     auto sc = load_scenario(scenario_path(name), {});
     ASSERT_TRUE(sc.has_value()) << sc.error();
@@ -129,6 +130,49 @@ TEST(scenario, the_seed_flag_is_run_seed) {
   auto sc = load_scenario(scenario_path("seed-004"), sets);
   ASSERT_TRUE(sc.has_value()) << sc.error();
   for (const variant& v : sc->variants) EXPECT_EQ(v.params.run.seed, 77U);
+}
+
+// A variant's costs_from takes a calibration file's [costs], then its own set.
+TEST(scenario, a_variant_reads_its_costs_from_a_calibration_file) {
+  const auto dir = std::filesystem::temp_directory_path() / "affine-sim-calibration-test";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "c.toml") << "[calibration]\ncommand = \"test\"\n[costs]\nswitch_ns = 42\nidle_exit_ns = 15000\n";
+  const std::string text = std::string(R"([scenario]
+name = "t"
+[machine]
+topology = "pack:1 numa:1 l3:1 core:2 pu:1"
+[costs]
+switch_ns = 800
+[[variant]]
+name = "kernel"
+[[variant]]
+name = "affine"
+costs_from = "c.toml"
+[[variant]]
+name = "affine-slow-wake"
+costs_from = "c.toml"
+set = ["costs.idle_exit_ns=20000"]
+)");
+  auto sc = load_scenario_string(text, "t.toml", {}, dir.string());
+  ASSERT_TRUE(sc.has_value()) << sc.error();
+  EXPECT_EQ(sc->variants[0].params.cost.switch_ns, 800U);
+  EXPECT_EQ(sc->variants[1].params.cost.switch_ns, 42U);
+  EXPECT_EQ(sc->variants[1].params.cost.idle_exit_ns, 15000U);
+  EXPECT_EQ(sc->variants[1].params.cost.rx_irq_ns, 1000U);  // not in the file: the schema's default
+  EXPECT_EQ(sc->variants[2].params.cost.idle_exit_ns, 20000U);
+  // A bad calibration file is named through the variant's key.
+  std::ofstream(dir / "bad.toml") << "[calibration]\ncommand = \"test\"\n[costs]\nswitch_nz = 1\n";
+  const std::string bad = text.substr(0, text.find("[[variant]]\nname = \"affine-slow")) ;
+  auto e = load_scenario_string(bad + "[[variant]]\nname = \"b\"\ncosts_from = \"bad.toml\"\n", "t.toml", {},
+                                dir.string());
+  ASSERT_FALSE(e.has_value());
+  EXPECT_NE(e.error().find("t.toml:"), std::string::npos) << e.error();
+  EXPECT_NE(e.error().find("costs_from"), std::string::npos) << e.error();
+  EXPECT_NE(e.error().find("costs.switch_nz: unknown key"), std::string::npos) << e.error();
+  // The shipped file loads.
+  auto shipped = config::load_file(calibration_schema(), std::string(AFFINE_SIM_SCENARIOS) + "/../calibration/affine.toml");
+  EXPECT_TRUE(shipped.has_value()) << shipped.error();
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
