@@ -132,3 +132,25 @@ TEST(kernel, a_cpu_in_softirq_looks_idle_to_rps_with_softirq_idle) {
 
 }  // namespace
 }  // namespace affine::sim
+
+namespace affine::sim {
+namespace {
+
+// place_entity's sleeper credit: a task back from a long sleep is placed at
+// most latency / 2 behind the queue, so a long burst after it shares the CPU
+// with the hog beside it. Without the bound the sleeper keeps its old
+// vruntime, far behind, and runs its whole burst first.
+TEST(kernel, a_long_sleeper_gets_at_most_half_the_latency_of_credit) {
+  const std::string toml = machine(std::string(hog_on_the_server_core));
+  const std::vector<std::string> long_bursts = {"server.service_ns=50000000", "clients.turnaround_ns=100000000",
+                                                "run.duration_ms=3000", "run.warmup_ms=500"};
+  const result with = simulate_text(toml, long_bursts);
+  std::vector<std::string> no_credit = long_bursts;
+  no_credit.push_back("kernel.sleeper_credit=false");
+  const result without = simulate_text(toml, no_credit);
+  EXPECT_GT(mean_us(with), 1.3 * mean_us(without));
+  EXPECT_LT(mean_us(without), 55'000.0);  // the burst alone, 50 ms
+}
+
+}  // namespace
+}  // namespace affine::sim
