@@ -6,13 +6,16 @@
 // wakeups and sleeps for nothing (bench/run proxy: one reactor at 272 us of
 // CPU a transaction, two at 542, docs/tuning.md "Adaptive polling").
 //
-// The rule: every core this process may use, less one for each CPU that
-// other processes kept busy over the last minute (the kernel's 1-minute
-// load average, rounded to the nearest whole CPU), never fewer than one;
-// the cores kept are the first ones, spread over nodes (first_cores).
-// "all" keeps one reactor per core whatever the load.
+// The rule: every core this process may use (its CPU affinity: taskset,
+// a container's cpuset), less one for each of those CPUs that other
+// processes kept busy over the last minute (the kernel's 1-minute load
+// average, which covers the whole machine, scaled to the share of its cores
+// this process may use, rounded to the nearest whole CPU), never fewer than
+// one; the cores kept are the first ones, spread over nodes as first_cores
+// spreads them. "all" keeps one reactor per core whatever the load.
 
 #include <expected>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -20,8 +23,14 @@
 
 namespace affine::detail {
 
-// The rule above, for a given load of other processes. Pure.
-std::expected<std::vector<core_id>, std::string> auto_cores(const topology& topo, double others_load);
+// The rule above, for the cores this process may use (empty: every core)
+// and a given load of other processes. Pure; ascending ids.
+std::expected<std::vector<core_id>, std::string> auto_cores(const topology& topo, std::span<const core_id> allowed,
+                                                            double others_load);
+
+// The cores whose first PU is in the calling thread's CPU affinity
+// (sched_getaffinity), ascending; empty when it cannot be read.
+std::vector<core_id> allowed_cores(const topology& topo);
 
 // The 1-minute load average (/proc/loadavg), the runnable and
 // uninterruptible tasks of the whole machine averaged over a minute; read

@@ -14,11 +14,13 @@ std::expected<std::vector<core_id>, std::string> reactor_cores_from(const config
   switch (cl.what) {
     case config::core_list::kind::automatic: {
       const double load = load_average_1m();
-      cores = auto_cores(topo, load);
+      const std::vector<core_id> allowed = allowed_cores(topo);
+      cores = auto_cores(topo, allowed, load);
       if (cores && cores->size() < topo.core_count())
-        AFFINE_LOG_INFO("reactor.cores = \"auto\": {} of {} cores, other processes' load average {:.2f} "
-                        "(\"all\" for one reactor per core)",
-                        cores->size(), topo.core_count(), load);
+        AFFINE_LOG_INFO("reactor.cores = \"auto\": {} of {} cores ({} allowed by this process's CPU affinity), "
+                        "other processes' load average {:.2f} (\"all\" for one reactor per core)",
+                        cores->size(), topo.core_count(), allowed.empty() ? topo.core_count() : allowed.size(),
+                        load);
       break;
     }
     case config::core_list::kind::list: cores = parse_core_list(topo, cl.list); break;

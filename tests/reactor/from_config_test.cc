@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sched.h>
+
 #include "affine/config.hh"
 #include "reactor/auto_cores.hh"
 #include "reactor/from_config.hh"
@@ -25,7 +27,8 @@ TEST(from_config, DefaultsGiveTheAutoCoresAndTheSeedsDefaults) {
   auto setup = runtime_setup_from(config::defaults(config_schema()), two_nodes());
   ASSERT_TRUE(setup.has_value()) << setup.error();
   // "auto": every core less this machine's load of other processes now.
-  EXPECT_EQ(setup->options.cores.size(), auto_cores(two_nodes(), load_average_1m())->size());
+  EXPECT_EQ(setup->options.cores.size(),
+            auto_cores(two_nodes(), allowed_cores(two_nodes()), load_average_1m())->size());
   EXPECT_EQ(setup->options.idle, idle_mode::adaptive);
   EXPECT_EQ(setup->options.spin_us, 50u);
   EXPECT_EQ(setup->options.stack_bytes, 64u * 1024);
@@ -75,7 +78,7 @@ TEST(from_config, AllIsEveryCoreWhateverTheLoad) {
 }
 
 TEST(from_config, AutoLeavesACoreToEachCpuOtherProcessesKeepBusy) {
-  const auto count = [](double load) { return auto_cores(two_nodes(), load)->size(); };
+  const auto count = [](double load) { return auto_cores(two_nodes(), {}, load)->size(); };
   EXPECT_EQ(count(0), 8u);     // an idle machine: one reactor per core
   EXPECT_EQ(count(0.4), 8u);   // a CPU a fifth busy is still one to run on
   EXPECT_EQ(count(1.6), 6u);   // rounded to whole CPUs
@@ -83,11 +86,42 @@ TEST(from_config, AutoLeavesACoreToEachCpuOtherProcessesKeepBusy) {
   EXPECT_EQ(count(7.9), 1u);
   EXPECT_EQ(count(64), 1u);    // never fewer than one
   EXPECT_EQ(count(-1), 8u);
-  const auto half = auto_cores(two_nodes(), 4);
+  const auto half = auto_cores(two_nodes(), {}, 4);
   ASSERT_TRUE(half.has_value());
   unsigned on_node1 = 0;  // the cores kept are spread over the nodes
   for (core_id c : *half) on_node1 += two_nodes().core(c).node;
   EXPECT_EQ(on_node1, 2u);
+}
+
+TEST(from_config, AutoCountsOnlyTheCoresThisProcessMayUse) {
+  // taskset -c on cores 0, 1 (node 0) and 4, 5 (node 1) of 8.
+  const std::vector<core_id> allowed = {core_id{0}, core_id{1}, core_id{4}, core_id{5}};
+  const auto idle = auto_cores(two_nodes(), allowed, 0);
+  ASSERT_TRUE(idle.has_value());
+  EXPECT_EQ(*idle, allowed);
+  // A machine-wide load of 4 on 8 cores is 2 of this process's 4, and the
+  // 2 kept are spread over the nodes.
+  const auto loaded = auto_cores(two_nodes(), allowed, 4);
+  ASSERT_TRUE(loaded.has_value());
+  EXPECT_EQ(*loaded, (std::vector<core_id>{core_id{0}, core_id{4}}));
+  EXPECT_EQ(auto_cores(two_nodes(), allowed, 100)->size(), 1u);
+}
+
+// The real thing: this thread's affinity narrowed to one CPU, on this
+// machine's own topology, gives one reactor whatever the load.
+TEST(from_config, AutoFollowsTheThreadsCpuAffinity) {
+  auto topo = topology::from_system();
+  ASSERT_TRUE(topo.has_value()) << topo.error();
+  cpu_set_t before;
+  ASSERT_EQ(sched_getaffinity(0, sizeof before, &before), 0);
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(topo->core(topo->all_cores().front()).os_cpu, &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  const auto cores = reactor_cores_from(config::defaults(config_schema()), *topo);
+  ASSERT_EQ(sched_setaffinity(0, sizeof before, &before), 0);
+  ASSERT_TRUE(cores.has_value()) << cores.error();
+  EXPECT_EQ(*cores, std::vector<core_id>{topo->all_cores().front()});
 }
 
 TEST(from_config, CountOfCoresSpreadsOverNodes) {
