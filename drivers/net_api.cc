@@ -3,7 +3,6 @@
 // implement it: drivers/uring directly, and stack/ on top of the DPDK ports.
 
 #include <atomic>
-#include <charconv>
 
 #include <fmt/format.h>
 
@@ -22,26 +21,6 @@ namespace detail {
 void set_backend(backend* b) noexcept { installed.store(b, std::memory_order_release); }
 backend* current_backend() noexcept { return installed.load(std::memory_order_acquire); }
 }  // namespace detail
-
-std::expected<ipv4_address, std::string> ipv4_address::parse(std::string_view text) {
-  std::uint32_t v = 0;
-  const char* p = text.data();
-  const char* end = text.data() + text.size();
-  for (int i = 0; i < 4; ++i) {
-    unsigned octet = 0;
-    auto [next, ec] = std::from_chars(p, end, octet);
-    if (ec != std::errc{} || next == p || next - p > 3 || octet > 255 || (i < 3 && (next == end || *next != '.')))
-      return std::unexpected(fmt::format("\"{}\" is not an IPv4 address (like \"10.77.0.2\")", text));
-    v = v << 8 | octet;
-    p = i < 3 ? next + 1 : next;
-  }
-  if (p != end) return std::unexpected(fmt::format("\"{}\" is not an IPv4 address (like \"10.77.0.2\")", text));
-  return ipv4_address{v};
-}
-
-std::string ipv4_address::to_string() const {
-  return fmt::format("{}.{}.{}.{}", value >> 24, (value >> 16) & 0xff, (value >> 8) & 0xff, value & 0xff);
-}
 
 std::string endpoint::to_string() const { return fmt::format("{}:{}", addr.to_string(), port); }
 

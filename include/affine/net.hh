@@ -21,18 +21,10 @@
 #include <string_view>
 #include <system_error>
 
+#include "affine/address.hh"
 #include "affine/sync.hh"
 
 namespace affine::net {
-
-struct ipv4_address {
-  std::uint32_t value = 0;  // host byte order: 10.0.0.1 is 0x0a000001
-  static std::expected<ipv4_address, std::string> parse(std::string_view dotted);
-  std::string to_string() const;
-  friend constexpr auto operator<=>(ipv4_address, ipv4_address) = default;
-};
-inline constexpr ipv4_address any_address{0};
-inline constexpr ipv4_address loopback{0x7f000001};
 
 struct endpoint {
   ipv4_address addr;
