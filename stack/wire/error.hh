@@ -16,7 +16,9 @@ enum class parse_error : std::uint8_t {
   bad_length,          // UDP length under 8 or past the buffer
   bad_checksum,
   bad_flags,           // IPv4 reserved bit; TCP SYN/FIN/RST combinations
-  bad_option,          // TCP option with an impossible or illegal length
+  bad_option,          // TCP option with an impossible or illegal length; an IPv6 option whose type says discard
+  bad_payload_length,  // IPv6 payload length past the buffer
+  bad_extension,       // an IPv6 extension header out of place, past its bounds, or a chain past the bound
   unsupported,         // well formed, but not something this stack handles
   // Stays last: stack/counters.hh sizes its per-reason table by it.
 };
@@ -37,6 +39,8 @@ constexpr std::string_view to_string(parse_error e) noexcept {
     case parse_error::bad_checksum: return "bad_checksum";
     case parse_error::bad_flags: return "bad_flags";
     case parse_error::bad_option: return "bad_option";
+    case parse_error::bad_payload_length: return "bad_payload_length";
+    case parse_error::bad_extension: return "bad_extension";
     case parse_error::unsupported: return "unsupported";
   }
   return "unknown";

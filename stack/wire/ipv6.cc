@@ -1,0 +1,160 @@
+#include "stack/wire/ipv6.hh"
+
+#include <algorithm>
+
+#include "stack/wire/endian.hh"
+
+namespace affine::stack {
+namespace {
+
+constexpr be32_field version_class_flow{0};
+constexpr be16_field payload_length_field{4};
+constexpr u8_field next_header_field{6};
+constexpr u8_field hop_limit_field{7};
+constexpr std::size_t src_at = 8;
+constexpr std::size_t dst_at = 24;
+
+ipv6_bytes address_at(std::span<const std::byte> packet, std::size_t at) noexcept {
+  ipv6_bytes out;
+  for (std::size_t k = 0; k < 16; ++k) out[k] = std::uint8_t(packet[at + k]);
+  return out;
+}
+
+ipv6_chain_error refuse(parse_error reason, std::optional<std::uint8_t> code = std::nullopt,
+                        std::size_t pointer = 0) noexcept {
+  return {reason, code, std::uint32_t(pointer)};
+}
+
+constexpr std::uint8_t code_header_field = 0;
+constexpr std::uint8_t code_next_header = 1;
+constexpr std::uint8_t code_option = 2;
+
+// The options of a hop-by-hop or destination options header (RFC 8200 4.2),
+// `options` starting at `at` in `packet`. Pad1 and PadN are skipped; an
+// unrecognized option is skipped or refused as the two high bits of its
+// type say.
+std::optional<ipv6_chain_error> check_options(std::span<const std::byte> packet, std::size_t at, std::size_t end,
+                                              bool multicast_dst) noexcept {
+  while (at < end) {
+    const auto type = std::uint8_t(packet[at]);
+    if (type == 0) {  // Pad1
+      ++at;
+      continue;
+    }
+    if (at + 2 > end) return refuse(parse_error::bad_extension, code_header_field, at);
+    const std::size_t len = std::size_t(packet[at + 1]);
+    if (at + 2 + len > end) return refuse(parse_error::bad_extension, code_header_field, at + 1);
+    if (type != 1) {  // not PadN: nothing else is recognized here
+      switch (type >> 6) {
+        case 0: break;                                                    // skip it
+        case 1: return refuse(parse_error::bad_option);                   // discard silently
+        case 2: return refuse(parse_error::bad_option, code_option, at);  // discard, answer
+        case 3:                                                           // answer unless multicast
+          return multicast_dst ? refuse(parse_error::bad_option) : refuse(parse_error::bad_option, code_option, at);
+      }
+    }
+    at += 2 + len;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::expected<ipv6_view, parse_error> ipv6_view::parse(std::span<const std::byte> bytes) noexcept {
+  if (bytes.size() < header_length) return std::unexpected(parse_error::truncated);
+  if (version_class_flow.get(bytes) >> 28 != 6) return std::unexpected(parse_error::bad_version);
+  const std::size_t payload = payload_length_field.get(bytes);
+  if (payload == 0 && bytes.size() > header_length && next_header_field.get(bytes) == next_header::hop_by_hop)
+    return std::unexpected(parse_error::unsupported);  // a jumbogram (RFC 2675)
+  if (header_length + payload > bytes.size()) return std::unexpected(parse_error::bad_payload_length);
+  return ipv6_view(bytes.first(header_length + payload));
+}
+
+std::uint8_t ipv6_view::traffic_class() const noexcept {
+  return std::uint8_t(version_class_flow.get(packet_) >> 20);
+}
+std::uint32_t ipv6_view::flow_label() const noexcept { return version_class_flow.get(packet_) & 0xfffff; }
+std::uint8_t ipv6_view::next() const noexcept { return next_header_field.get(packet_); }
+std::uint8_t ipv6_view::hop_limit() const noexcept { return hop_limit_field.get(packet_); }
+ipv6_bytes ipv6_view::src() const noexcept { return address_at(packet_, src_at); }
+ipv6_bytes ipv6_view::dst() const noexcept { return address_at(packet_, dst_at); }
+
+ipv6_header ipv6_view::header() const noexcept {
+  return {.src = src(),
+          .dst = dst(),
+          .traffic_class = traffic_class(),
+          .flow_label = flow_label(),
+          .next = next(),
+          .hop_limit = hop_limit(),
+          .payload_length = payload_length()};
+}
+
+std::expected<ipv6_upper, ipv6_chain_error> walk_ipv6_chain(const ipv6_view& v, unsigned max_headers) noexcept {
+  const std::span<const std::byte> p = v.packet();
+  const bool multicast_dst = v.dst()[0] == 0xff;
+  std::uint8_t next = v.next();
+  std::size_t next_field = 6;  // the Next Header field that names `next`
+  std::size_t at = ipv6_view::header_length;
+  std::optional<ipv6_fragment> fragment;
+  for (unsigned seen = 0;; ++seen) {
+    const bool extension = next == next_header::hop_by_hop || next == next_header::routing ||
+                           next == next_header::fragment || next == next_header::destination;
+    if (!extension) break;
+    if (seen == max_headers) return std::unexpected(refuse(parse_error::bad_extension));
+    if (next == next_header::hop_by_hop && at != ipv6_view::header_length)
+      return std::unexpected(refuse(parse_error::bad_extension, code_next_header, next_field));
+    if (at + 8 > p.size()) return std::unexpected(refuse(parse_error::bad_extension));
+    const auto following = std::uint8_t(p[at]);
+    if (next == next_header::fragment) {
+      ipv6_fragment f;
+      const std::uint16_t off_flags = load_be16(p.data() + at + 2);
+      f.offset = std::uint16_t(off_flags & 0xfff8);
+      f.more = (off_flags & 1) != 0;
+      f.id = load_be32(p.data() + at + 4);
+      f.header_at = at;
+      // RFC 8200 4.5: a fragment with more to come carries a multiple of 8 bytes.
+      if (f.more && (p.size() - at - 8) % 8 != 0)
+        return std::unexpected(refuse(parse_error::bad_extension, code_header_field, 4));
+      // ... and the datagram it belongs to fits a Payload Length: code 0 at
+      // the Fragment Offset.
+      if ((at - ipv6_view::header_length) + f.offset + (p.size() - at - 8) > 65535)
+        return std::unexpected(refuse(parse_error::bad_extension, code_header_field, at + 2));
+      next_field = at;
+      next = following;
+      at += 8;
+      fragment = f;
+      if (!f.atomic()) break;  // the rest waits for reassembly
+      continue;
+    }
+    const std::size_t len = (std::size_t(p[at + 1]) + 1) * 8;
+    if (at + len > p.size()) return std::unexpected(refuse(parse_error::bad_extension, code_header_field, at + 1));
+    if (next == next_header::routing) {
+      // A final destination: with segments left this host would have to
+      // forward, which it does not (RFC 8200 4.4).
+      if (std::uint8_t(p[at + 3]) != 0)
+        return std::unexpected(refuse(parse_error::bad_extension, code_header_field, at + 2));
+    } else if (auto bad = check_options(p, at + 2, at + len, multicast_dst)) {
+      return std::unexpected(*bad);
+    }
+    next_field = at;
+    next = following;
+    at += len;
+  }
+  return ipv6_upper{.protocol = next, .protocol_field = next_field, .offset = at, .payload = p.subspan(at),
+                    .fragment = fragment};
+}
+
+std::expected<std::size_t, emit_error> emit_ipv6(const ipv6_header& h, std::span<std::byte> out) noexcept {
+  if (out.size() < ipv6_view::header_length) return std::unexpected(emit_error::buffer_too_small);
+  version_class_flow.set(out, std::uint32_t{6} << 28 | std::uint32_t{h.traffic_class} << 20 | (h.flow_label & 0xfffff));
+  payload_length_field.set(out, h.payload_length);
+  next_header_field.set(out, h.next);
+  hop_limit_field.set(out, h.hop_limit);
+  for (std::size_t k = 0; k < 16; ++k) {
+    out[src_at + k] = std::byte(h.src[k]);
+    out[dst_at + k] = std::byte(h.dst[k]);
+  }
+  return ipv6_view::header_length;
+}
+
+}  // namespace affine::stack
