@@ -43,6 +43,7 @@ void simulator::cfs_place(core& c, task& t, bool wakeup) {
   const std::uint64_t here = min_vruntime(c);
   if (t.vr_core != c.id) {
     const std::uint64_t there = min_vruntime(cores_[t.vr_core]);
+    // vruntime - there + here, never below 0.
     t.vruntime = t.vruntime + here - std::min(there, t.vruntime + here);
     t.vr_core = c.id;
   }
@@ -68,7 +69,7 @@ void simulator::sched_tick(core& c) {
   events_.push(now_ + p_.kernel.tick_ns, event_kind::sched_tick, c.id);
   if (!p_.kernel.tick_preemption || c.current == none || c.resched) return;
   const std::uint32_t nr = nr_running(c);
-  if (nr < 2 || c.rq.empty()) return;
+  if (c.rq.empty()) return;  // the running task alone: nothing to preempt it for
   const kernel_params& k = p_.kernel;
   const std::uint64_t period = std::max<std::uint64_t>(k.latency_ns, nr * k.min_granularity_ns);  // __sched_period
   const std::uint64_t ideal = period / nr;                                                            // sched_slice
