@@ -229,4 +229,37 @@ std::string address::to_string() const { return is_v4() ? v4().to_string() : v6(
 
 bool address::is_unspecified() const { return is_v4() ? v4() == any_address : v6().is_unspecified(); }
 
+std::string endpoint::to_string() const {
+  return addr.is_v6() ? fmt::format("[{}]:{}", addr.to_string(), port) : fmt::format("{}:{}", addr.to_string(), port);
+}
+
+std::expected<endpoint, std::string> endpoint::parse(std::string_view text) {
+  const auto bad = [&](std::string_view why) {
+    return std::unexpected(fmt::format("{} is not ADDRESS:PORT (like \"10.77.0.2:6033\" or \"[fd77::2]:6033\"): {}",
+                                       quoted(text), why));
+  };
+  const auto colon = text.rfind(':');
+  if (colon == std::string_view::npos) return bad("no port");
+  std::string_view host = text.substr(0, colon);
+  const std::string_view digits = text.substr(colon + 1);
+  if (host.starts_with('[') != host.ends_with(']') || (host.size() == 1 && host[0] == '['))
+    return bad("unbalanced brackets");
+  if (!host.starts_with('[') && host.find(':') != std::string_view::npos)
+    return bad("an IPv6 address takes brackets before a port");
+  unsigned port = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), port);
+  if (digits.empty() || ec != std::errc{} || end != digits.data() + digits.size() || port > 65535)
+    return bad("the port is not a number in 0..65535");
+  if (host.starts_with('[')) {
+    const std::string_view inner = host.substr(1, host.size() - 2);
+    if (inner.find(':') == std::string_view::npos) return bad("brackets hold an IPv6 address");
+    auto v6 = ipv6_address::parse(inner);
+    if (!v6) return std::unexpected(v6.error());
+    return endpoint{*v6, std::uint16_t(port)};
+  }
+  auto v4 = ipv4_address::parse(host);
+  if (!v4) return std::unexpected(v4.error());
+  return endpoint{*v4, std::uint16_t(port)};
+}
+
 }  // namespace affine::net

@@ -22,7 +22,6 @@ void set_backend(backend* b) noexcept { installed.store(b, std::memory_order_rel
 backend* current_backend() noexcept { return installed.load(std::memory_order_acquire); }
 }  // namespace detail
 
-std::string endpoint::to_string() const { return fmt::format("{}:{}", addr.to_string(), port); }
 
 // ---- tcp_stream ---------------------------------------------------------------
 

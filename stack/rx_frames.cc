@@ -8,6 +8,7 @@
 
 #include "affine/fiber.hh"
 #include "reactor/here.hh"
+#include "stack/family.hh"
 #include "stack/per_core.hh"
 #include "stack/stack.hh"
 #include "stack/wire/arp.hh"
@@ -186,7 +187,7 @@ void stack::udp_in(per_core& pc, const ipv4_header& ip, std::span<const std::byt
   }
   if (udp_socket* s = find_udp(u->dst_port(), ip.dst)) {
     s->lock.lock();
-    const bool queued = !s->closed && s->push({{ip.src}, u->src_port()}, u->payload());
+    const bool queued = !s->closed && s->push({reported(ip.src, s->local().addr.is_v6()), u->src_port()}, u->payload());
     // A wakeup from the RX path is sync, as the kernel's sock_def_readable;
     // the placement policy decides whether that counts (seed 000).
     if (queued) s->readers.notify_one(!detail::here::in_fiber());

@@ -7,6 +7,7 @@
 
 #include "affine/fiber.hh"
 #include "reactor/here.hh"
+#include "stack/family.hh"
 #include "stack/per_core.hh"
 #include "stack/stack.hh"
 #include "stack/wait_any.hh"
@@ -19,7 +20,9 @@ std::error_code err(std::errc e) { return std::make_error_code(e); }
 
 class stream final : public net::detail::stream_impl {
  public:
-  explicit stream(socket_ref s) : s_(std::move(s)) {
+  // `mapped`: the stream came from a socket on an IPv6 address and reports
+  // its IPv4 addresses as IPv4-mapped ones (stack/family.hh).
+  stream(socket_ref s, bool mapped) : s_(std::move(s)), mapped_(mapped) {
     std::lock_guard g(s_->lock);
     s_->handle_open = true;
   }
@@ -151,11 +154,11 @@ class stream final : public net::detail::stream_impl {
 
   net::endpoint local() const override {
     const flow_tuple& t = s_->conn.tuple();
-    return {{t.local_addr}, t.local_port};
+    return {reported(t.local_addr, mapped_), t.local_port};
   }
   net::endpoint remote() const override {
     const flow_tuple& t = s_->conn.tuple();
-    return {{t.remote_addr}, t.remote_port};
+    return {reported(t.remote_addr, mapped_), t.remote_port};
   }
   net::detail::multi_waiter* waiter() const override { return stack_waiter(); }
   tcp_socket* socket() const { return s_.get(); }
@@ -213,6 +216,7 @@ class stream final : public net::detail::stream_impl {
   }
 
   socket_ref s_;
+  bool mapped_;
   std::span<std::byte> lent_;  // write_view's room until commit()
 };
 
@@ -241,7 +245,7 @@ class listener final : public net::detail::listener_impl {
     l_->ready.pop_front();
     l_->queue.accepted();
     l_->lock.unlock();
-    return std::make_unique<stream>(std::move(s));
+    return std::make_unique<stream>(std::move(s), l_->local().addr.is_v6());
   }
 
   net::endpoint local() const override { return l_->local(); }
@@ -360,7 +364,7 @@ class stack_backend final : public net::detail::backend {
       return std::unexpected(e);
     }
     sock->lock.unlock();
-    return std::make_unique<stream>(std::move(sock));
+    return std::make_unique<stream>(std::move(sock), to.addr.is_v6());
   }
 
  private:
@@ -384,8 +388,9 @@ net::detail::backend& stack::backend() {
 }
 
 std::expected<listen_socket*, std::error_code> stack::listen(const net::listen_options& opts) {
-  if (opts.local.addr != net::any_address && opts.local.addr.value != routes_.address())
-    return std::unexpected(err(std::errc::address_not_available));
+  const v4_binding b = bind_v4(opts.local.addr, opts.v6_only);
+  if (!b.serves) return std::unexpected(err(std::errc::address_family_not_supported));
+  if (!b.any && b.address != routes_.address()) return std::unexpected(err(std::errc::address_not_available));
   std::lock_guard g(listeners_lock_);
   std::uint16_t port = opts.local.port;
   if (port == 0) {
@@ -396,7 +401,10 @@ std::expected<listen_socket*, std::error_code> stack::listen(const net::listen_o
     if (port == 0) return std::unexpected(err(std::errc::address_in_use));
   }
   if (listeners_.bound(port)) return std::unexpected(err(std::errc::address_in_use));
-  auto* l = new listen_socket({{routes_.address()}, port}, opts.backlog, opts.accepted, isn_, &cookies_,
+  // getsockname()'s answer: the address asked for (:: stays ::), the
+  // port picked.
+  const net::address local = b.any && b.mapped ? opts.local.addr : reported(routes_.address(), b.mapped);
+  auto* l = new listen_socket({local, port}, opts.backlog, opts.accepted, isn_, &cookies_,
                               cfg_.syn_cookies);
   listeners_.insert(port, l);  // the table's reference
   l->ref();                          // the caller's
@@ -449,15 +457,18 @@ std::optional<std::uint16_t> stack::pick_local_port(std::uint32_t remote, std::u
   return rss_steering().pick(t, core, 49152, 65535, start, taken);
 }
 
-std::expected<socket_ref, std::error_code> stack::connect(net::endpoint to, const net::stream_options& opts) {
+std::expected<socket_ref, std::error_code> stack::connect(net::endpoint peer, const net::stream_options& opts) {
+  const auto remote = v4_of(peer.addr);
+  if (!remote) return std::unexpected(err(std::errc::address_family_not_supported));
+  const net::endpoint to{net::ipv4_address{*remote}, peer.port};
   const unsigned core = detail::here::core();
-  const auto port = pick_local_port(to.addr.value, to.port, core);
+  const auto port = pick_local_port(to.addr.v4().value, to.port, core);
   if (!port) return std::unexpected(err(std::errc::address_not_available));
   const std::uint64_t now = now_ns();
-  const flow_tuple t{routes_.address(), to.addr.value, *port, to.port};
+  const flow_tuple t{routes_.address(), to.addr.v4().value, *port, to.port};
   const tcp::open_params p{.tuple = t, .iss = isn_.next(t, now), .ts_offset = std::uint32_t(isn_.next(t, 0).raw())};
   socket_ref s(new tcp_socket(*this, core, p, connection_config(opts), now));
-  apply_path_mtu(s->conn, to.addr.value, now);
+  apply_path_mtu(s->conn, t.remote_addr, now);
   if (!flows_.insert(t, s.get())) return std::unexpected(err(std::errc::too_many_files_open));
   home(s.get());
   s->lock.lock();

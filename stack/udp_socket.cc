@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "affine/fiber.hh"
+#include "stack/family.hh"
 #include "stack/per_core.hh"
 #include "stack/stack.hh"
 #include "stack/wire/udp.hh"
@@ -53,8 +54,9 @@ net::udp_socket::datagram_info udp_socket::pop(std::span<std::byte> buf) {
 // Ports are one table for every core: a datagram may arrive on any RX queue
 // (the same reason the flow table is shared, docs/stack.md).
 std::expected<udp_socket*, std::error_code> stack::bind_udp(const net::udp_options& opts) {
-  if (opts.local.addr != net::any_address && opts.local.addr.value != routes_.address())
-    return failure(std::errc::address_not_available);
+  const v4_binding b = bind_v4(opts.local.addr, opts.v6_only);
+  if (!b.serves) return failure(std::errc::address_family_not_supported);
+  if (!b.any && b.address != routes_.address()) return failure(std::errc::address_not_available);
   if (opts.receive_queue == 0) return failure(std::errc::invalid_argument);
   auto in_use = [this](std::uint16_t p) {
     return std::any_of(udp_ports_.begin(), udp_ports_.end(), [p](auto& e) { return e.first == p; });
@@ -97,7 +99,7 @@ udp_socket* stack::find_udp(std::uint16_t port, std::uint32_t dst) {
   for (auto& [p, u] : udp_ports_)
     // A port bound to one address takes only datagrams sent to it; one
     // bound to every address takes broadcasts too (as Linux does).
-    if (p == port && (u->local().addr == net::any_address || u->local().addr.value == dst)) {
+    if (const v4_binding b = bind_v4(u->local().addr, false); p == port && (b.any || b.address == dst)) {
       u->ref();
       return u;
     }
@@ -108,16 +110,18 @@ udp_socket* stack::find_udp(std::uint16_t port, std::uint32_t dst) {
 // waits (an unresolved next hop holds it in the ARP queue, bounded).
 std::expected<void, std::error_code> stack::send_udp(std::uint16_t local_port, net::endpoint to,
                                                      std::span<const std::byte> datagram) {
-  if (to.port == 0 || to.addr == net::any_address) return failure(std::errc::invalid_argument);
+  const auto dst = v4_of(to.addr);
+  if (!dst) return failure(std::errc::address_family_not_supported);
+  if (to.port == 0 || *dst == 0) return failure(std::errc::invalid_argument);
   // RFC 1191: DF is set on everything this stack sends, and it never
   // fragments; a datagram the link cannot carry whole is the sender's error.
   if (datagram.size() > port_.caps().mtu - udp_overhead) return failure(std::errc::message_size);
-  if (!routes_.next_hop(to.addr.value)) return failure(std::errc::network_unreachable);
+  if (!routes_.next_hop(*dst)) return failure(std::errc::network_unreachable);
   const udp_header h{.src_port = local_port, .dst_port = to.port};
   const std::uint32_t src = routes_.address();
-  send_ipv4(here(), to.addr.value, ip_protocol::udp, udp_view::header_length + datagram.size(),
+  send_ipv4(here(), *dst, ip_protocol::udp, udp_view::header_length + datagram.size(),
             [&](std::span<std::byte> out, bool offload) -> std::size_t {
-              auto n = emit_udp(h, datagram, src, to.addr.value, out,
+              auto n = emit_udp(h, datagram, src, *dst, out,
                                 offload ? checksum_mode::offload : checksum_mode::software);
               return n ? *n : 0;
             },

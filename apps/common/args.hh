@@ -38,14 +38,10 @@ std::expected<T, std::string> number(std::string_view flag, std::string_view tex
 }
 
 inline std::expected<affine::net::endpoint, std::string> endpoint(std::string_view flag, std::string_view text) {
-  const auto colon = text.rfind(':');
-  if (colon == std::string_view::npos)
-    return std::unexpected(fmt::format("{}: \"{}\" is not IP:PORT (like \"127.0.0.1:7000\")", flag, text));
-  auto addr = affine::net::ipv4_address::parse(text.substr(0, colon));
-  if (!addr) return std::unexpected(fmt::format("{}: {}", flag, addr.error()));
-  auto port = number<std::uint16_t>(flag, text.substr(colon + 1), 1, 65535);
-  if (!port) return std::unexpected(port.error());
-  return affine::net::endpoint{*addr, *port};
+  auto e = affine::net::endpoint::parse(text);
+  if (!e) return std::unexpected(fmt::format("{}: {}", flag, e.error()));
+  if (e->port == 0) return std::unexpected(fmt::format("{}: \"{}\": port 0 is no peer's port", flag, text));
+  return *e;
 }
 
 }  // namespace affine_apps

@@ -5,29 +5,13 @@
 
 #include <fmt/format.h>
 
+#include "apps/common/args.hh"
+
 namespace affine_echo {
 
 namespace {
 
-template <class T>
-std::expected<T, std::string> number(std::string_view flag, std::string_view text, T min, T max) {
-  T v{};
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc{} || end != text.data() + text.size() || v < min || v > max)
-    return std::unexpected(fmt::format("{}: \"{}\" is not a number in {}..{}", flag, text, min, max));
-  return v;
-}
-
-std::expected<affine::net::endpoint, std::string> endpoint(std::string_view text) {
-  const auto colon = text.rfind(':');
-  if (colon == std::string_view::npos)
-    return std::unexpected(fmt::format("--to: \"{}\" is not IP:PORT (like \"127.0.0.1:7000\")", text));
-  auto addr = affine::net::ipv4_address::parse(text.substr(0, colon));
-  if (!addr) return std::unexpected("--to: " + addr.error());
-  auto port = number<std::uint16_t>("--to", text.substr(colon + 1), 1, 65535);
-  if (!port) return std::unexpected(port.error());
-  return affine::net::endpoint{*addr, *port};
-}
+using affine_apps::number;
 
 // One "--flag value" pair into `o`; an error names the flag.
 std::expected<void, std::string> apply(options& o, std::string_view flag, std::string_view value) {
@@ -43,7 +27,7 @@ std::expected<void, std::string> apply(options& o, std::string_view flag, std::s
     if (flag == "--backlog") return set(o.server.backlog, number<unsigned>(flag, value, 1, 65535));
     if (flag == "--metrics-port") return set(o.server.metrics_port, number<std::uint16_t>(flag, value, 0, 65535));
   } else {
-    if (flag == "--to") return set(o.client.to, endpoint(value));
+    if (flag == "--to") return set(o.client.to, affine_apps::endpoint(flag, value));
     if (flag == "--connections") return set(o.client.connections, number<unsigned>(flag, value, 1, 100'000));
     if (flag == "--requests") return set(o.client.requests, number<std::uint64_t>(flag, value, 1, UINT64_MAX));
     if (flag == "--size") return set(o.client.size, number<std::size_t>(flag, value, 1, 64 << 20));

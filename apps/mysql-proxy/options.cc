@@ -118,11 +118,12 @@ namespace cfg = affine::config;
 bool valid_listen_or_none(std::string_view text) { return text.empty() || listen_endpoint("", text).has_value(); }
 bool valid_backend(std::string_view text) { return affine_apps::endpoint("", text).has_value(); }
 
-const cfg::string_format listen_format{valid_listen_or_none, "an IPv4 address and port, or a port",
-                                       "like \"10.88.0.2:3307\" or \"3307\", or \"\" to give --listen"};
-const cfg::string_format endpoint_or_none_format{valid_listen_or_none, "an IPv4 address and port, or a port",
-                                        "like \"10.88.0.2:9104\", or \"\" for none"};
-const cfg::string_format backend_format{valid_backend, "an IPv4 address and port", "like \"10.88.0.1:3306\""};
+const cfg::string_format listen_format{valid_listen_or_none, "an address and port, or a port",
+                                       "like \"10.88.0.2:3307\", \"[::]:3307\" or \"3307\", or \"\" to give --listen"};
+const cfg::string_format endpoint_or_none_format{valid_listen_or_none, "an address and port, or a port",
+                                                 "like \"10.88.0.2:9104\" or \"[fd88::2]:9104\", or \"\" for none"};
+const cfg::string_format backend_format{valid_backend, "an address and port",
+                                        "like \"10.88.0.1:3306\" or \"[fd88::1]:3306\""};
 
 cfg::table_spec proxy_table() {
   return cfg::section(

@@ -7,27 +7,55 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <cstring>
 #include <string_view>
 
 namespace affine::drivers::uring {
 
-sockaddr_in to_sockaddr(net::endpoint e) {
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(e.port);
-  a.sin_addr.s_addr = htonl(e.addr.value);
-  return a;
+int family_of(const net::address& a) { return a.is_v6() ? AF_INET6 : AF_INET; }
+
+socket_address to_sockaddr(net::endpoint e) {
+  socket_address out;
+  if (e.addr.is_v6()) {
+    auto& a = reinterpret_cast<sockaddr_in6&>(out.storage);
+    a.sin6_family = AF_INET6;
+    a.sin6_port = htons(e.port);
+    const net::ipv6_address v6 = e.addr.v6();
+    std::memcpy(a.sin6_addr.s6_addr, v6.bytes.data(), v6.bytes.size());
+    a.sin6_scope_id = v6.scope_id;
+    out.length = sizeof a;
+  } else {
+    auto& a = reinterpret_cast<sockaddr_in&>(out.storage);
+    a.sin_family = AF_INET;
+    a.sin_port = htons(e.port);
+    a.sin_addr.s_addr = htonl(e.addr.v4().value);
+    out.length = sizeof a;
+  }
+  return out;
 }
 
-net::endpoint from_sockaddr(const sockaddr_in& a) {
-  return {.addr = {ntohl(a.sin_addr.s_addr)}, .port = ntohs(a.sin_port)};
+net::endpoint from_sockaddr(const socket_address& a) {
+  if (a.storage.ss_family == AF_INET6) {
+    const auto& in6 = reinterpret_cast<const sockaddr_in6&>(a.storage);
+    net::ipv6_address v6;
+    std::memcpy(v6.bytes.data(), in6.sin6_addr.s6_addr, v6.bytes.size());
+    v6.scope_id = in6.sin6_scope_id;
+    return {.addr = v6, .port = ntohs(in6.sin6_port)};
+  }
+  if (a.storage.ss_family != AF_INET) return {};
+  const auto& in = reinterpret_cast<const sockaddr_in&>(a.storage);
+  return {.addr = net::ipv4_address{ntohl(in.sin_addr.s_addr)}, .port = ntohs(in.sin_port)};
 }
 
 net::endpoint local_endpoint(int fd) {
-  sockaddr_in a{};
-  socklen_t len = sizeof a;
-  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0 || a.sin_family != AF_INET) return {};
+  socket_address a;
+  if (::getsockname(fd, a.get(), &a.length) != 0) return {};
   return from_sockaddr(a);
+}
+
+std::expected<void, std::error_code> set_v6_only(int fd, const net::address& local, bool v6_only) {
+  if (!local.is_v6()) return {};
+  return set_option(fd, IPPROTO_IPV6, IPV6_V6ONLY, v6_only ? 1 : 0);
 }
 
 std::expected<void, std::error_code> set_option(int fd, int level, int name, int value) {
@@ -61,8 +89,8 @@ std::expected<void, std::error_code> set_flags(int fd, const net::stream_options
   return {};
 }
 
-std::expected<int, std::error_code> tcp_socket() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+std::expected<int, std::error_code> tcp_socket(int family) {
+  const int fd = ::socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return failure(errno);
   return fd;
 }

@@ -13,13 +13,14 @@ namespace affine::drivers::uring {
 
 std::expected<std::unique_ptr<net::detail::stream_impl>, std::error_code> uring_stream::connect(
     const ring_set& rings, net::endpoint to, std::uint64_t deadline_ns, const net::stream_options& opts) {
-  auto fd = tcp_socket();
+  const int family = family_of(to.addr);
+  auto fd = tcp_socket(family);
   if (!fd) return std::unexpected(fd.error());
   auto s = std::make_unique<uring_stream>(rings, *fd, net::endpoint{}, to);  // closes the fd on any error
   if (auto r = set_buffers(*fd, opts); !r) return std::unexpected(r.error());
   if (auto r = s->apply(opts); !r) return std::unexpected(r.error());
-  sockaddr_in addr = to_sockaddr(to);
-  const int res = s->file_.run({.what = request::kind::connect, .buf = &addr, .len = sizeof addr}, deadline_ns);
+  socket_address addr = to_sockaddr(to);
+  const int res = s->file_.run({.what = request::kind::connect, .buf = addr.get(), .len = addr.length}, deadline_ns);
   if (res < 0) return failure(-res);
   s->local_ = local_endpoint(*fd);
   return s;

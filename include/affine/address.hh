@@ -83,4 +83,17 @@ class address {
   std::variant<ipv4_address, ipv6_address> v_;
 };
 
+// An address of either family and a port. An IPv4 peer of a dual-stack
+// IPv6 socket shows as its IPv4-mapped address (::ffff:a.b.c.d), as the
+// kernel reports it (RFC 3493 3.7).
+struct endpoint {
+  address addr;
+  std::uint16_t port = 0;
+  std::string to_string() const;  // "10.77.0.2:6033", "[fd77::2]:6033"
+  // "10.77.0.2:6033" or "[fd77::2]:6033" (a zone inside the brackets:
+  // "[fe80::1%2]:80"). Errors say what is wrong in one line.
+  static std::expected<endpoint, std::string> parse(std::string_view text);
+  friend auto operator<=>(const endpoint&, const endpoint&) = default;
+};
+
 }  // namespace affine::net

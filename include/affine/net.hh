@@ -26,13 +26,6 @@
 
 namespace affine::net {
 
-struct endpoint {
-  ipv4_address addr;
-  std::uint16_t port = 0;
-  std::string to_string() const;  // "10.77.0.2:6033"
-  friend constexpr auto operator<=>(const endpoint&, const endpoint&) = default;
-};
-
 // A stream's congestion control: what the configuration says (the
 // userspace stack's [tcp] congestion; the kernel's default on kernel
 // sockets), or a choice. CUBIC (RFC 9438) with HyStart++ (RFC 9406), or
@@ -54,9 +47,13 @@ struct stream_options {
 };
 
 struct listen_options {
-  endpoint local;               // addr any_address: every address of the port
+  endpoint local;               // addr any_address (0.0.0.0): every IPv4 address of the port; :: every address
   unsigned backlog = 128;       // bounded accept queue
   stream_options accepted{};    // options for accepted streams
+  // For a listener on an IPv6 address: IPv6 connections only (IPV6_V6ONLY).
+  // Unset, a listener on :: also accepts IPv4, its peers reported as
+  // IPv4-mapped addresses.
+  bool v6_only = false;
 };
 
 namespace detail {
@@ -140,7 +137,8 @@ class tcp_listener {
 };
 
 struct udp_options {
-  endpoint local{};  // addr any_address: every address of the port; port 0: an ephemeral one
+  endpoint local{};  // addr any_address: every IPv4 address of the port, :: every address; port 0: an ephemeral one
+  bool v6_only = false;  // as listen_options::v6_only
   // Datagrams waiting for recv_from; more are dropped (and counted). Kernel
   // sockets (uring) bound their queue in bytes instead (SO_RCVBUF).
   std::size_t receive_queue = 256;

@@ -129,5 +129,43 @@ TEST(address, either_family_from_text) {
   EXPECT_EQ(from_v4.v4(), loopback);
 }
 
+// RFC 3986 3.2.2's brackets around an IPv6 literal, as URLs and the
+// proxy's addresses write them.
+TEST(address, endpoints_take_either_family_and_write_brackets_around_ipv6) {
+  const auto e4 = endpoint::parse("10.77.0.2:6033");
+  ASSERT_TRUE(e4.has_value()) << e4.error();
+  EXPECT_EQ(*e4, (endpoint{ipv4_address{0x0a4d0002}, 6033}));
+  EXPECT_EQ(e4->to_string(), "10.77.0.2:6033");
+  const auto e6 = endpoint::parse("[FD77::0002]:80");
+  ASSERT_TRUE(e6.has_value()) << e6.error();
+  EXPECT_TRUE(e6->addr.is_v6());
+  EXPECT_EQ(e6->to_string(), "[fd77::2]:80");
+  const auto zoned = endpoint::parse("[fe80::1%3]:0");
+  ASSERT_TRUE(zoned.has_value()) << zoned.error();
+  EXPECT_EQ(zoned->addr.v6().scope_id, 3u);
+  EXPECT_EQ(zoned->to_string(), "[fe80::1%3]:0");
+  EXPECT_EQ(endpoint::parse("[::]:6033")->to_string(), "[::]:6033");
+
+  const std::pair<std::string_view, std::string_view> refused[] = {
+      {"10.77.0.2", "no port"},
+      {"fd77::2:80", "an IPv6 address takes brackets before a port"},
+      {"[fd77::2:80", "unbalanced brackets"},
+      {"fd77::2]:80", "unbalanced brackets"},
+      {"[:80", "unbalanced brackets"},
+      {"[10.0.0.1]:80", "brackets hold an IPv6 address"},
+      {"10.0.0.1:65536", "the port is not a number in 0..65535"},
+      {"10.0.0.1:", "the port is not a number in 0..65535"},
+      {"10.0.0.1:+1", "the port is not a number in 0..65535"},
+      {"10.0.0.1: 1", "the port is not a number in 0..65535"},
+  };
+  for (const auto& [text, why] : refused) {
+    const auto e = endpoint::parse(text);
+    ASSERT_FALSE(e.has_value()) << text;
+    EXPECT_NE(e.error().find(why), std::string::npos) << text << ": " << e.error();
+  }
+  // The address's own error comes through.
+  EXPECT_NE(endpoint::parse("db:3306").error().find("is not an IPv4 address"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace affine::net

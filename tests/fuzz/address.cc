@@ -6,6 +6,8 @@
 //   back to the same address and is written again the same (RFC 5952);
 // - without a zone, IPv6 text parses exactly when inet_pton(AF_INET6) takes
 //   it, to the same bytes; IPv4 text exactly when inet_pton(AF_INET) does;
+// - an endpoint that parses ("a.b.c.d:port", "[v6]:port") is written in a
+//   form that parses back to it;
 // - a refusal is one line that quotes the text.
 
 #include <arpa/inet.h>
@@ -70,6 +72,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     require(again.has_value() && *again == *any, "address text reads back to the same address");
   } else {
     one_line(any.error());
+  }
+
+  const auto ep = net::endpoint::parse(text);
+  if (ep) {
+    const auto again = net::endpoint::parse(ep->to_string());
+    require(again.has_value() && *again == *ep, "endpoint text reads back to the same endpoint");
+  } else {
+    one_line(ep.error());
   }
   return 0;
 }

@@ -396,7 +396,7 @@ class driver {
     if (!listener_.is_open()) return;
     while (auto s = listener_.accept(now_ns())) {
       const auto peer = peer_of(s->remote().port);
-      require(peer.has_value() && *peer != active && s->remote().addr.value == peer_ip,
+      require(peer.has_value() && *peer != active && s->remote().addr.v4().value == peer_ip,
               "accepted a connection of no peer");
       peer_state& p = peers_[*peer];
       p.app = std::move(*s);
@@ -412,7 +412,7 @@ class driver {
     active_local_port_ = 0;
     connect_finished_ = false;
     auto f = spawn([this] {
-      auto s = net::connect({{peer_ip}, active_port}, now_ns() + 1'000 * ms);
+      auto s = net::connect({net::ipv4_address{peer_ip}, active_port}, now_ns() + 1'000 * ms);
       if (s) connected_ = std::move(*s);
       connect_finished_ = true;
     });
@@ -432,7 +432,7 @@ class driver {
       (void)udp_.recv_from(buffer_, now_ns());
     } else {
       std::vector<std::byte> data(amount % 2048, std::byte{'u'});
-      (void)udp_.send_to({{peer_ip}, 5353}, data);
+      (void)udp_.send_to({net::ipv4_address{peer_ip}, 5353}, data);
     }
   }
 

@@ -65,7 +65,7 @@ class busy_poll : public testing::two_stacks {
           while (!stop.load(std::memory_order_relaxed)) this_fiber::yield();
         }, {.core = 0, .pinned = true}).value();
       auto client = spawn([&] {
-        auto c = a.backend().connect({{b_ip}, 7}, now_ns() + 10'000'000'000ull, {});
+        auto c = a.backend().connect({net::ipv4_address{b_ip}, 7}, now_ns() + 10'000'000'000ull, {});
         ASSERT_TRUE(c.has_value()) << c.error().message();
         net::tcp_stream s(std::move(*c));
         std::array<std::byte, 64> req{}, resp{};

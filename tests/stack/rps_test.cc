@@ -164,7 +164,7 @@ class rps_live : public testing::two_stacks {
       std::vector<fiber_handle> clients;
       for (int i = 0; i < flows; ++i)
         clients.push_back(spawn([&] {
-          auto c = a.backend().connect({{b_ip}, 7}, now_ns() + ten_s, {});
+          auto c = a.backend().connect({net::ipv4_address{b_ip}, 7}, now_ns() + ten_s, {});
           ASSERT_TRUE(c.has_value()) << c.error().message();
           net::tcp_stream s(std::move(*c));
           std::array<std::byte, 64> req{}, resp{};

@@ -87,7 +87,7 @@ TEST_F(udp_tap, AKernelClientGetsEveryDatagramEchoedAndAFragmentedOneArrivesWhol
         for (int i = 0; i <= rounds; ++i) {
           auto got = u->recv_from(buf, now_ns() + 10 * seconds);
           ASSERT_TRUE(got.has_value()) << i << ": " << got.error().message();
-          EXPECT_EQ(got->from.addr.value, kernel_ip);
+          EXPECT_EQ(got->from.addr.v4().value, kernel_ip);
           if (got->size == big) {
             const bool same = std::ranges::equal(std::span(buf).first(big), datagram(big, 7));
             const std::string answer = fmt::format("{} {}", got->size, same ? "intact" : "damaged");
@@ -129,7 +129,7 @@ TEST_F(udp_tap, AffineSendsToAKernelSocketAndGetsItsAnswers) {
         std::vector<std::byte> in(2048);
         for (int i = 0; i < rounds; ++i) {
           const auto out = datagram(std::size_t(1 + i * 13), std::size_t(i));
-          ASSERT_TRUE(u->send_to({{kernel_ip}, kernel_port}, out));
+          ASSERT_TRUE(u->send_to({net::ipv4_address{kernel_ip}, kernel_port}, out));
           auto got = u->recv_from(in, now_ns() + 10 * seconds);
           ASSERT_TRUE(got.has_value()) << i << ": " << got.error().message();
           if (got->size == out.size() && std::equal(out.begin(), out.end(), in.begin())) ++answered;

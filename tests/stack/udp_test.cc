@@ -111,7 +111,7 @@ TEST_F(udp_raw, ADatagramFromThePeerReachesTheBoundSocketWithItsSender) {
     ASSERT_TRUE(got.has_value()) << got.error().message();
     EXPECT_EQ(text_of(std::span(buf).first(got->size)), "query");
     EXPECT_FALSE(got->truncated);
-    EXPECT_EQ(got->from, (net::endpoint{{peer_ip}, peer_port}));
+    EXPECT_EQ(got->from, (net::endpoint{net::ipv4_address{peer_ip}, peer_port}));
     EXPECT_TRUE(drain().empty()) << "a delivered datagram was answered";
     EXPECT_EQ(st.counters(0).total_drops(), 0u);
   });
@@ -119,11 +119,11 @@ TEST_F(udp_raw, ADatagramFromThePeerReachesTheBoundSocketWithItsSender) {
 
 TEST_F(udp_raw, SendToEmitsOneDatagramWithDontFragmentAndAValidChecksum) {
   with_stack([&](stack& st) {
-    auto u = bind(st, {.local = {{stack_ip}, port}});
+    auto u = bind(st, {.local = {net::ipv4_address{stack_ip}, port}});
     ASSERT_TRUE(u.has_value());
     std::vector<std::byte> payload(largest_payload);
     for (std::size_t i = 0; i < payload.size(); ++i) payload[i] = std::byte(i * 7);
-    ASSERT_TRUE(u->send_to({{peer_ip}, peer_port}, payload));  // waits in the ARP queue; drain() answers
+    ASSERT_TRUE(u->send_to({net::ipv4_address{peer_ip}, peer_port}, payload));  // waits in the ARP queue; drain() answers
     const auto out = drain();
     ASSERT_EQ(out.size(), 1u);
     EXPECT_EQ(out[0].size(), 14u + 1500u);
@@ -174,10 +174,10 @@ TEST_F(udp_raw, FramesWaitingBeforeTheStackStartsAreAnsweredOnceItIsWhole) {
 // goes to the new address.
 TEST_F(udp_raw, ANewAnswerForTheNextHopRedirectsTheVeryNextDatagram) {
   with_stack([&](stack& st) {
-    auto u = bind(st, {.local = {{stack_ip}, port}});
+    auto u = bind(st, {.local = {net::ipv4_address{stack_ip}, port}});
     ASSERT_TRUE(u.has_value());
     auto dst_mac_of_next = [&] {
-      EXPECT_TRUE(u->send_to({{peer_ip}, peer_port}, bytes_of("hello")));
+      EXPECT_TRUE(u->send_to({net::ipv4_address{peer_ip}, peer_port}, bytes_of("hello")));
       const auto out = drain();
       EXPECT_EQ(out.size(), 1u);
       return out.empty() ? mac_address{} : mac_field{0}.get(out[0]);
@@ -200,11 +200,11 @@ TEST_F(udp_raw, ADatagramLargerThanOneFrameCarriesIsMessageSizeAndNothingIsSent)
     auto u = bind(st, {.local = {net::any_address, 0}});
     ASSERT_TRUE(u.has_value());
     std::vector<std::byte> payload(largest_payload + 1);
-    auto r = u->send_to({{peer_ip}, peer_port}, payload);
+    auto r = u->send_to({net::ipv4_address{peer_ip}, peer_port}, payload);
     ASSERT_FALSE(r.has_value());
     EXPECT_EQ(r.error(), std::errc::message_size);
-    EXPECT_EQ(u->send_to({{peer_ip}, 0}, std::span(payload).first(1)).error(), std::errc::invalid_argument);
-    EXPECT_EQ(u->send_to({{0x0b000001}, peer_port}, {}).error(), std::errc::network_unreachable);
+    EXPECT_EQ(u->send_to({net::ipv4_address{peer_ip}, 0}, std::span(payload).first(1)).error(), std::errc::invalid_argument);
+    EXPECT_EQ(u->send_to({net::ipv4_address{0x0b000001}, peer_port}, {}).error(), std::errc::network_unreachable);
     EXPECT_TRUE(drain().empty());
   });
 }
@@ -240,7 +240,7 @@ TEST_F(udp_raw, AnUnboundPortIsAnsweredWithPortUnreachable) {
 TEST_F(udp_raw, BroadcastsReachASocketBoundToEveryAddressAndAreNeverAnsweredWithAnError) {
   with_stack([&](stack& st) {
     auto any = bind(st, {.local = {net::any_address, port}});
-    auto unicast = bind(st, {.local = {{stack_ip}, port + 1}});
+    auto unicast = bind(st, {.local = {net::ipv4_address{stack_ip}, port + 1}});
     ASSERT_TRUE(any && unicast);
     send(udp_frame(port, bytes_of("to all"), subnet_broadcast));
     send(udp_frame(port + 1, bytes_of("to all, again"), 0xffffffff));
@@ -368,10 +368,10 @@ TEST_F(udp_raw, BindPicksEphemeralPortsAndReportsErrors) {
     EXPECT_GE(a->local().port, 49152);
     EXPECT_GE(b->local().port, 49152);
     EXPECT_NE(a->local().port, b->local().port);
-    auto again = bind(st, {.local = {{stack_ip}, a->local().port}});
+    auto again = bind(st, {.local = {net::ipv4_address{stack_ip}, a->local().port}});
     ASSERT_FALSE(again.has_value());
     EXPECT_EQ(again.error(), std::errc::address_in_use);
-    EXPECT_EQ(bind(st, {.local = {{peer_ip}, 0}}).error(), std::errc::address_not_available);
+    EXPECT_EQ(bind(st, {.local = {net::ipv4_address{peer_ip}, 0}}).error(), std::errc::address_not_available);
     EXPECT_EQ(bind(st, {.local = {net::any_address, 0}, .receive_queue = 0}).error(), std::errc::invalid_argument);
     const std::uint16_t p = a->local().port;
     a->close();
@@ -416,16 +416,66 @@ TEST_F(udp_two_stacks, DatagramsGoBothWays) {
     for (int i = 0; i < rounds; ++i) {
       out.resize(std::size_t(i * 37) % (largest_payload + 1));
       for (std::size_t k = 0; k < out.size(); ++k) out[k] = std::byte(k + std::size_t(i));
-      ASSERT_TRUE(a->send_to({{peer_ip}, port}, out));
+      ASSERT_TRUE(a->send_to({net::ipv4_address{peer_ip}, port}, out));
       auto got = a->recv_from(in, in_5s());
       ASSERT_TRUE(got.has_value()) << "round " << i << ": " << got.error().message();
-      EXPECT_EQ(got->from, (net::endpoint{{peer_ip}, port}));
+      EXPECT_EQ(got->from, (net::endpoint{net::ipv4_address{peer_ip}, port}));
       if (got->size == out.size() && std::equal(out.begin(), out.end(), in.begin())) ++echoed;
     }
     server.join();
     EXPECT_EQ(echoed, rounds);
     for (unsigned c = 0; c < sa.cores(); ++c) EXPECT_EQ(sa.counters(c).total_drops(), 0u);
     for (unsigned c = 0; c < sb.cores(); ++c) EXPECT_EQ(sb.counters(c).total_drops(), 0u);
+  });
+}
+
+// Sockets on IPv6 addresses (issue 21, stack/family.hh): :: serves IPv4
+// and reports its peers as IPv4-mapped addresses, as a kernel's dual-stack
+// socket does; what only IPv6 could carry is refused with EAFNOSUPPORT
+// while the stack has no IPv6 path.
+TEST_F(udp_two_stacks, SocketsOnIpv6AddressesServeIpv4AsMappedAddresses) {
+  with_stacks([&](stack& sa, stack& sb) {
+    const net::address any6 = net::any_address_v6;
+    const net::address mapped_peer = net::ipv6_address::v4_mapped(net::ipv4_address{peer_ip});
+    const net::address fd77 = *net::address::parse("fd77::2");
+
+    auto l = sb.backend().listen({.local = {any6, 7001}});
+    ASSERT_TRUE(l.has_value()) << l.error().message();
+    net::tcp_listener listener(std::move(*l));
+    EXPECT_EQ(listener.local(), (net::endpoint{any6, 7001}));
+    auto c = sa.backend().connect({mapped_peer, 7001}, in_5s(), {});
+    ASSERT_TRUE(c.has_value()) << c.error().message();
+    net::tcp_stream client(std::move(*c));
+    auto s = listener.accept(in_5s());
+    ASSERT_TRUE(s.has_value());
+    EXPECT_EQ(client.remote(), (net::endpoint{mapped_peer, 7001}));
+    EXPECT_TRUE(client.local().addr.is_v6());
+    EXPECT_EQ(s->local(), (net::endpoint{mapped_peer, 7001}));
+    EXPECT_EQ(s->remote().addr, client.local().addr);
+    EXPECT_EQ(s->remote().port, client.local().port);
+    s->abort();
+    client.abort();
+    listener.close();
+
+    EXPECT_EQ(sb.backend().listen({.local = {any6, 7002}, .v6_only = true}).error(),
+              std::errc::address_family_not_supported);
+    EXPECT_EQ(sb.backend().listen({.local = {fd77, 7002}}).error(), std::errc::address_family_not_supported);
+    EXPECT_EQ(sa.backend().connect({fd77, 7001}, in_5s(), {}).error(), std::errc::address_family_not_supported);
+
+    auto u = bind(sb, {.local = {any6, port}});
+    auto a = bind(sa, {.local = {net::any_address, 0}});
+    ASSERT_TRUE(u && a);
+    ASSERT_TRUE(a->send_to({net::ipv4_address{peer_ip}, port}, bytes_of("ping")));
+    std::array<std::byte, 16> buf{};
+    auto got = u->recv_from(buf, in_5s());
+    ASSERT_TRUE(got.has_value()) << got.error().message();
+    EXPECT_EQ(got->from.addr, net::address(net::ipv6_address::v4_mapped(net::ipv4_address{stack_ip})));
+    ASSERT_TRUE(u->send_to(got->from, bytes_of("pong")));  // a mapped address is sent to over IPv4
+    auto back = a->recv_from(buf, in_5s());
+    ASSERT_TRUE(back.has_value()) << back.error().message();
+    EXPECT_EQ(back->from, (net::endpoint{net::ipv4_address{peer_ip}, port}));
+    EXPECT_EQ(u->send_to({fd77, 9}, bytes_of("x")).error(), std::errc::address_family_not_supported);
+    EXPECT_EQ(bind(sb, {.local = {any6, 0}, .v6_only = true}).error(), std::errc::address_family_not_supported);
   });
 }
 
@@ -439,7 +489,7 @@ TEST_F(udp_two_stacks, StreamLingerZeroMakesCloseAReset) {
     for (const bool linger_zero : {true, false}) {
       net::stream_options o;
       if (linger_zero) o.linger = 0ms;
-      auto c = sa.backend().connect({{peer_ip}, 7000}, in_5s(), o);
+      auto c = sa.backend().connect({net::ipv4_address{peer_ip}, 7000}, in_5s(), o);
       ASSERT_TRUE(c.has_value()) << c.error().message();
       net::tcp_stream client(std::move(*c));
       auto s = listener.accept(in_5s());

@@ -99,7 +99,7 @@ class wakeup_policy : public testing::two_stacks {
         }
       }, {.core = 0}).value();
       auto client = spawn([&] {
-        auto c = a.backend().connect({{b_ip}, 7}, now_ns() + io_timeout_ns, {});
+        auto c = a.backend().connect({net::ipv4_address{b_ip}, 7}, now_ns() + io_timeout_ns, {});
         ASSERT_TRUE(c.has_value()) << c.error().message();
         net::tcp_stream s(std::move(*c));
         std::array<std::byte, 64> req{}, resp{};

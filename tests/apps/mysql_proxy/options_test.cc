@@ -59,7 +59,7 @@ TEST(mysql_options, MistakesNameTheFlag) {
       {{"--listen", "70000"}, "--listen: \"70000\" is not a number in 0..65535"},
       {{"--listen", "6033", "--backend", "db:3306"}, "--backend: \"db\" is not an IPv4 address (like \"10.77.0.2\")"},
       {{"--listen", "6033", "--backend", "127.0.0.1"},
-       "--backend: \"127.0.0.1\" is not IP:PORT (like \"127.0.0.1:7000\")"},
+       "--backend: \"127.0.0.1\" is not ADDRESS:PORT (like \"10.77.0.2:6033\" or \"[fd77::2]:6033\"): no port"},
       {{"--listen", "6033", "--backend", "127.0.0.1:3306,role=leader"},
        "--backend: role \"leader\" is neither \"primary\" nor \"replica\""},
       {{"--listen", "6033", "--backend", "127.0.0.1:3306,weight=0"},
@@ -147,12 +147,12 @@ address = "10.88.0.1:3306"
 TEST(mysql_options, FileMistakesNameFileLineAndKey) {
   const std::vector<std::pair<std::string, std::string>> cases{
       {"[proxy]\nlisten = \"db:3307\"\n",
-       "proxy.toml:2: proxy.listen: \"db:3307\" is not an IPv4 address and port, or a port (allowed: like "
-       "\"10.88.0.2:3307\" or \"3307\", or \"\" to give --listen)"},
+       "proxy.toml:2: proxy.listen: \"db:3307\" is not an address and port, or a port (allowed: like "
+       "\"10.88.0.2:3307\", \"[::]:3307\" or \"3307\", or \"\" to give --listen)"},
       {"[[backend]]\nrole = \"primary\"\n", "proxy.toml:1: backend[0].address: required key is missing"},
       {"[[backend]]\naddress = \"10.88.0.1\"\n",
-       "proxy.toml:2: backend[0].address: \"10.88.0.1\" is not an IPv4 address and port (allowed: like "
-       "\"10.88.0.1:3306\")"},
+       "proxy.toml:2: backend[0].address: \"10.88.0.1\" is not an address and port (allowed: like "
+       "\"10.88.0.1:3306\" or \"[fd88::1]:3306\")"},
       {"[[backend]]\naddress = \"10.88.0.1:3306\"\nrole = \"leader\"\n",
        "proxy.toml:3: backend[0].role: \"leader\" is not allowed (allowed: \"primary\", \"replica\")"},
       {"[[backend]]\naddress = \"10.88.0.1:3306\"\nweight = 0\n",

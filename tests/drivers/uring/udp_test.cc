@@ -159,7 +159,7 @@ TEST_F(uring_udp, BindErrorsAreReported) {
     auto no_queue = net::bind_udp({.local = {net::loopback, 0}, .receive_queue = 0});
     ASSERT_FALSE(no_queue.has_value());
     EXPECT_EQ(no_queue.error(), std::errc::invalid_argument);
-    auto foreign = net::bind_udp({.local = {{0x0a0b0c0d}, 0}});  // 10.11.12.13: not ours
+    auto foreign = net::bind_udp({.local = {net::ipv4_address{0x0a0b0c0d}, 0}});  // 10.11.12.13: not ours
     ASSERT_FALSE(foreign.has_value());
     EXPECT_EQ(foreign.error(), std::errc::address_not_available);
   });

@@ -197,7 +197,7 @@ TEST_F(tap_interop, AffineConnectsToTheKernelAndSendsBulkByteForByte) {
   bool same = true;
   run(
       [&](stack&) {
-        auto c = net::connect({{kernel_ip}, 9000}, now_ns() + 10'000'000'000ull);
+        auto c = net::connect({net::ipv4_address{kernel_ip}, 9000}, now_ns() + 10'000'000'000ull);
         ASSERT_TRUE(c.has_value()) << c.error().message();
         const pattern p{2};
         std::vector<std::byte> chunk(65536);

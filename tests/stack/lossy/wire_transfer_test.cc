@@ -101,7 +101,7 @@ class wire_transfer : public testing::two_stacks {
         }
         exchange(*c, total, 2, 1, r.at_b);
       }).value();
-      auto c = sa.backend().connect({{b_ip}, port}, now_ns() + 30'000'000'000ull, {});
+      auto c = sa.backend().connect({net::ipv4_address{b_ip}, port}, now_ns() + 30'000'000'000ull, {});
       ASSERT_TRUE(c.has_value()) << c.error().message();
       net::tcp_stream client(std::move(*c));
       exchange(client, total, 1, 2, r.at_a);
@@ -207,7 +207,7 @@ TEST_F(congestion_option, EachConnectionGetsTheControllerItsOptionsName) {
     std::vector<net::tcp_stream> opened, accepted;
     for (auto cc : {net::congestion_control::configured, net::congestion_control::newreno,
                     net::congestion_control::cubic}) {
-      auto c = sa.backend().connect({{b_ip}, 5005}, deadline, {.congestion = cc});
+      auto c = sa.backend().connect({net::ipv4_address{b_ip}, 5005}, deadline, {.congestion = cc});
       ASSERT_TRUE(c.has_value()) << c.error().message();
       opened.emplace_back(std::move(*c));
     }
@@ -275,7 +275,7 @@ TEST_F(listener_table, SynsMeetListenersOpenedAndClosedMeanwhile) {
     std::size_t storm_accepted = 0, storm_refused = 0;
     auto storm = spawn([&] {
       while (!done.load()) {
-        auto c = sa.backend().connect({{b_ip}, port}, now_ns() + 5'000'000'000ull, {});
+        auto c = sa.backend().connect({net::ipv4_address{b_ip}, port}, now_ns() + 5'000'000'000ull, {});
         if (c) {
           ++storm_accepted;
           net::tcp_stream(std::move(*c)).abort();
@@ -294,7 +294,7 @@ TEST_F(listener_table, SynsMeetListenersOpenedAndClosedMeanwhile) {
       auto l = sb.backend().listen({.local = {net::any_address, port}});
       ASSERT_TRUE(l.has_value()) << "round " << round << ": " << l.error().message();
       net::tcp_listener listener(std::move(*l));
-      auto c = sa.backend().connect({{b_ip}, port}, now_ns() + 5'000'000'000ull, {});
+      auto c = sa.backend().connect({net::ipv4_address{b_ip}, port}, now_ns() + 5'000'000'000ull, {});
       ASSERT_TRUE(c.has_value()) << "round " << round << ": " << c.error().message();
       net::tcp_stream(std::move(*c)).abort();
       listener.close();
@@ -334,7 +334,7 @@ TEST_F(idle_timers, AHundredThousandIdleKeepalivesCostTheTimerFibersNothing) {
     const std::uint64_t deadline = now_ns() + 120'000'000'000ull;
     for (int i = 0; i < connections; ++i) {
       const std::uint16_t p = std::uint16_t(i % ports);
-      auto c = sa.backend().connect({{b_ip}, std::uint16_t(first_port + p)}, deadline, small);
+      auto c = sa.backend().connect({net::ipv4_address{b_ip}, std::uint16_t(first_port + p)}, deadline, small);
       ASSERT_TRUE(c.has_value()) << i << ": " << c.error().message();
       streams.emplace_back(std::move(*c));
       auto a = listeners[p].accept(deadline);
