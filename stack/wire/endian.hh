@@ -9,6 +9,7 @@
 // field cannot be read as 32 bits. Views check the buffer length once in
 // parse(), after which field reads need no further checks.
 
+#include <array>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -71,6 +72,21 @@ struct u8_field {
   std::size_t offset;
   std::uint8_t get(std::span<const std::byte> bytes) const noexcept { return std::uint8_t(bytes[offset]); }
   void set(std::span<std::byte> bytes, std::uint8_t v) const noexcept { bytes[offset] = std::byte(v); }
+};
+
+// A field of N bytes kept as they are, in order (a MAC address, an IPv6
+// address), read and written like the ones above.
+template <std::size_t N>
+struct bytes_field {
+  std::size_t offset;
+  std::array<std::uint8_t, N> get(std::span<const std::byte> bytes) const noexcept {
+    std::array<std::uint8_t, N> v;
+    std::memcpy(v.data(), bytes.data() + offset, N);
+    return v;
+  }
+  void set(std::span<std::byte> bytes, const std::array<std::uint8_t, N>& v) const noexcept {
+    std::memcpy(bytes.data() + offset, v.data(), N);
+  }
 };
 
 }  // namespace affine::stack

@@ -15,10 +15,16 @@ enum class parse_error : std::uint8_t {
   bad_total_length,    // IPv4 total length under the header or past the buffer
   bad_length,          // UDP length under 8 or past the buffer
   bad_checksum,
-  bad_flags,           // IPv4 reserved bit; TCP SYN/FIN/RST combinations
-  bad_option,          // TCP option with an impossible or illegal length; an IPv6 option whose type says discard
+  bad_flags,           // IPv4 reserved bit; TCP SYN/FIN/RST combinations; Solicited in a multicast Neighbor Advertisement
+  bad_option,          // TCP option with an impossible or illegal length; an IPv6 option whose type says discard;
+                       // a Neighbor Discovery option of length 0, past the message, or not allowed there
   bad_payload_length,  // IPv6 payload length past the buffer
   bad_extension,       // an IPv6 extension header out of place, past its bounds, or a chain past the bound
+  bad_hop_limit,       // Neighbor Discovery not sent with hop limit 255 (RFC 4861 6.1, 7.1, 8.1): not from the link
+  bad_code,            // an ICMPv6 code that must be 0
+  bad_source,          // a source address the message may not come from (RFC 4861: routers speak from link-local ones)
+  bad_destination,     // a destination address the message may not go to, or name
+  bad_target,          // a Neighbor Discovery target address that cannot be one
   unsupported,         // well formed, but not something this stack handles
   // Stays last: stack/counters.hh sizes its per-reason table by it.
 };
@@ -41,6 +47,11 @@ constexpr std::string_view to_string(parse_error e) noexcept {
     case parse_error::bad_option: return "bad_option";
     case parse_error::bad_payload_length: return "bad_payload_length";
     case parse_error::bad_extension: return "bad_extension";
+    case parse_error::bad_hop_limit: return "bad_hop_limit";
+    case parse_error::bad_code: return "bad_code";
+    case parse_error::bad_source: return "bad_source";
+    case parse_error::bad_destination: return "bad_destination";
+    case parse_error::bad_target: return "bad_target";
     case parse_error::unsupported: return "unsupported";
   }
   return "unknown";

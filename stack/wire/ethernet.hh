@@ -5,11 +5,11 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <expected>
 #include <optional>
 #include <span>
 
+#include "stack/wire/endian.hh"
 #include "stack/wire/error.hh"
 
 namespace affine::stack {
@@ -17,19 +17,8 @@ namespace affine::stack {
 using mac_address = std::array<std::uint8_t, 6>;
 inline constexpr mac_address broadcast_mac{0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 
-// A MAC address at a byte offset, read and written like the fields in
-// stack/wire/endian.hh (ARP carries two of them too).
-struct mac_field {
-  std::size_t offset;
-  mac_address get(std::span<const std::byte> bytes) const noexcept {
-    mac_address m;
-    std::memcpy(m.data(), bytes.data() + offset, m.size());
-    return m;
-  }
-  void set(std::span<std::byte> bytes, const mac_address& m) const noexcept {
-    std::memcpy(bytes.data() + offset, m.data(), m.size());
-  }
-};
+// A MAC address at a byte offset (ARP carries two of them too).
+using mac_field = bytes_field<6>;
 
 enum class ether_type : std::uint16_t { ipv4 = 0x0800, arp = 0x0806, vlan = 0x8100, ipv6 = 0x86dd };
 

@@ -11,14 +11,8 @@ constexpr be32_field version_class_flow{0};
 constexpr be16_field payload_length_field{4};
 constexpr u8_field next_header_field{6};
 constexpr u8_field hop_limit_field{7};
-constexpr std::size_t src_at = 8;
-constexpr std::size_t dst_at = 24;
-
-ipv6_bytes address_at(std::span<const std::byte> packet, std::size_t at) noexcept {
-  ipv6_bytes out;
-  for (std::size_t k = 0; k < 16; ++k) out[k] = std::uint8_t(packet[at + k]);
-  return out;
-}
+constexpr ipv6_address_field source{8};
+constexpr ipv6_address_field destination{24};
 
 ipv6_chain_error refuse(parse_error reason, std::optional<std::uint8_t> code = std::nullopt,
                         std::size_t pointer = 0) noexcept {
@@ -58,6 +52,41 @@ std::optional<ipv6_chain_error> check_options(std::span<const std::byte> packet,
   return std::nullopt;
 }
 
+// The extension headers a walk steps over to reach the upper layer (RFC
+// 8200 4.1).
+bool is_extension(std::uint8_t next) noexcept {
+  return next == next_header::hop_by_hop || next == next_header::routing || next == next_header::fragment ||
+         next == next_header::destination;
+}
+
+// The length of extension header `next` at `at`: 8 for a Fragment header
+// (RFC 8200 4.5), else 8 + 8 x Hdr Ext Len (4.3, 4.4, 4.6). Precondition:
+// its first 8 bytes are in `packet`.
+std::size_t extension_length(std::uint8_t next, std::span<const std::byte> packet, std::size_t at) noexcept {
+  if (next == next_header::fragment) return 8;
+  return (std::size_t(packet[at + 1]) + 1) * 8;
+}
+
+// The Fragment header at `at`. Precondition: its 8 bytes are in `packet`.
+ipv6_fragment fragment_at(std::span<const std::byte> packet, std::size_t at) noexcept {
+  const std::uint16_t off_flags = load_be16(packet.data() + at + 2);
+  return {.id = load_be32(packet.data() + at + 4),
+          .offset = std::uint16_t(off_flags & 0xfff8),
+          .more = (off_flags & 1) != 0,
+          .header_at = at};
+}
+
+ipv6_header header_of(std::span<const std::byte> packet) noexcept {
+  const std::uint32_t vcf = version_class_flow.get(packet);
+  return {.src = source.get(packet),
+          .dst = destination.get(packet),
+          .traffic_class = std::uint8_t(vcf >> 20),
+          .flow_label = vcf & 0xfffff,
+          .next = next_header_field.get(packet),
+          .hop_limit = hop_limit_field.get(packet),
+          .payload_length = payload_length_field.get(packet)};
+}
+
 }  // namespace
 
 std::expected<ipv6_view, parse_error> ipv6_view::parse(std::span<const std::byte> bytes) noexcept {
@@ -76,42 +105,27 @@ std::uint8_t ipv6_view::traffic_class() const noexcept {
 std::uint32_t ipv6_view::flow_label() const noexcept { return version_class_flow.get(packet_) & 0xfffff; }
 std::uint8_t ipv6_view::next() const noexcept { return next_header_field.get(packet_); }
 std::uint8_t ipv6_view::hop_limit() const noexcept { return hop_limit_field.get(packet_); }
-ipv6_bytes ipv6_view::src() const noexcept { return address_at(packet_, src_at); }
-ipv6_bytes ipv6_view::dst() const noexcept { return address_at(packet_, dst_at); }
+ipv6_bytes ipv6_view::src() const noexcept { return source.get(packet_); }
+ipv6_bytes ipv6_view::dst() const noexcept { return destination.get(packet_); }
 
-ipv6_header ipv6_view::header() const noexcept {
-  return {.src = src(),
-          .dst = dst(),
-          .traffic_class = traffic_class(),
-          .flow_label = flow_label(),
-          .next = next(),
-          .hop_limit = hop_limit(),
-          .payload_length = payload_length()};
-}
+ipv6_header ipv6_view::header() const noexcept { return header_of(packet_); }
 
 std::expected<ipv6_upper, ipv6_chain_error> walk_ipv6_chain(const ipv6_view& v, unsigned max_headers) noexcept {
   const std::span<const std::byte> p = v.packet();
-  const bool multicast_dst = v.dst()[0] == 0xff;
+  const bool multicast_dst = is_multicast(v.dst());
   std::uint8_t next = v.next();
   std::size_t next_field = 6;  // the Next Header field that names `next`
   std::size_t at = ipv6_view::header_length;
   std::optional<ipv6_fragment> fragment;
   for (unsigned seen = 0;; ++seen) {
-    const bool extension = next == next_header::hop_by_hop || next == next_header::routing ||
-                           next == next_header::fragment || next == next_header::destination;
-    if (!extension) break;
+    if (!is_extension(next)) break;
     if (seen == max_headers) return std::unexpected(refuse(parse_error::bad_extension));
     if (next == next_header::hop_by_hop && at != ipv6_view::header_length)
       return std::unexpected(refuse(parse_error::bad_extension, code_next_header, next_field));
     if (at + 8 > p.size()) return std::unexpected(refuse(parse_error::bad_extension));
     const auto following = std::uint8_t(p[at]);
     if (next == next_header::fragment) {
-      ipv6_fragment f;
-      const std::uint16_t off_flags = load_be16(p.data() + at + 2);
-      f.offset = std::uint16_t(off_flags & 0xfff8);
-      f.more = (off_flags & 1) != 0;
-      f.id = load_be32(p.data() + at + 4);
-      f.header_at = at;
+      const ipv6_fragment f = fragment_at(p, at);
       // RFC 8200 4.5: a fragment with more to come carries a multiple of 8 bytes.
       if (f.more && (p.size() - at - 8) % 8 != 0)
         return std::unexpected(refuse(parse_error::bad_extension, code_header_field, 4));
@@ -126,7 +140,7 @@ std::expected<ipv6_upper, ipv6_chain_error> walk_ipv6_chain(const ipv6_view& v, 
       if (!f.atomic()) break;  // the rest waits for reassembly
       continue;
     }
-    const std::size_t len = (std::size_t(p[at + 1]) + 1) * 8;
+    const std::size_t len = extension_length(next, p, at);
     if (at + len > p.size()) return std::unexpected(refuse(parse_error::bad_extension, code_header_field, at + 1));
     if (next == next_header::routing) {
       // A final destination: with segments left this host would have to
@@ -150,11 +164,64 @@ std::expected<std::size_t, emit_error> emit_ipv6(const ipv6_header& h, std::span
   payload_length_field.set(out, h.payload_length);
   next_header_field.set(out, h.next);
   hop_limit_field.set(out, h.hop_limit);
-  for (std::size_t k = 0; k < 16; ++k) {
-    out[src_at + k] = std::byte(h.src[k]);
-    out[dst_at + k] = std::byte(h.dst[k]);
-  }
+  source.set(out, h.src);
+  destination.set(out, h.dst);
   return ipv6_view::header_length;
+}
+
+std::expected<ipv6_quote, parse_error> parse_ipv6_quote(std::span<const std::byte> bytes,
+                                                        unsigned max_headers) noexcept {
+  if (bytes.size() < ipv6_view::header_length) return std::unexpected(parse_error::truncated);
+  if (version_class_flow.get(bytes) >> 28 != 6) return std::unexpected(parse_error::bad_version);
+  // No upper-layer bytes until found: an empty span at the quote's end.
+  ipv6_quote q{.header = header_of(bytes), .transport = bytes.last(0)};
+  std::uint8_t next = q.header.next;
+  std::size_t at = ipv6_view::header_length;
+  for (unsigned seen = 0; is_extension(next); ++seen) {
+    // The quote ends in the chain, or the chain passes the bound: the upper
+    // layer is not known.
+    if (seen == max_headers || at + 8 > bytes.size()) return q;
+    const auto following = std::uint8_t(bytes[at]);
+    const std::size_t len = extension_length(next, bytes, at);
+    if (next == next_header::fragment && fragment_at(bytes, at).offset != 0) {
+      // RFC 8200 4.5: only the first fragment holds the upper-layer header.
+      q.protocol = following;
+      return q;
+    }
+    next = following;
+    at += len;
+  }
+  q.protocol = next;
+  // A header that runs past the quote leaves `at` past it too.
+  if (at + 8 <= bytes.size()) q.transport = bytes.subspan(at);
+  return q;
+}
+
+checksum_accumulator ipv6_pseudo_header(const ipv6_bytes& src, const ipv6_bytes& dst, std::uint8_t next,
+                                        std::uint32_t length) noexcept {
+  checksum_accumulator c;
+  c.add(std::as_bytes(std::span(src)));
+  c.add(std::as_bytes(std::span(dst)));
+  c.add32(length);
+  c.add32(next);  // three zero bytes, then Next Header
+  return c;
+}
+
+std::uint16_t ipv6_transport_checksum(const ipv6_bytes& src, const ipv6_bytes& dst, std::uint8_t next,
+                                      std::span<const std::byte> header, std::span<const std::byte> payload,
+                                      checksum_mode mode) noexcept {
+  checksum_accumulator c = ipv6_pseudo_header(src, dst, next, std::uint32_t(header.size() + payload.size()));
+  if (mode == checksum_mode::offload) return c.sum();
+  c.add(header);
+  c.add(payload);
+  return c.checksum();
+}
+
+bool ipv6_transport_verifies(const ipv6_bytes& src, const ipv6_bytes& dst, std::uint8_t next,
+                             std::span<const std::byte> segment) noexcept {
+  checksum_accumulator c = ipv6_pseudo_header(src, dst, next, std::uint32_t(segment.size()));
+  c.add(segment);
+  return c.verifies();
 }
 
 }  // namespace affine::stack

@@ -2,7 +2,9 @@
 // IPv6 headers (RFC 8200) and the extension headers a host walks to reach
 // the upper layer (section 4): hop-by-hop options, routing, fragment and
 // destination options. The walk says why a chain is refused and what
-// ICMPv6 Parameter Problem (RFC 4443 3.4), if any, answers it.
+// ICMPv6 Parameter Problem (RFC 4443 3.4), if any, answers it. Also the
+// upper-layer checksum's pseudo-header (section 8.1) and the packet an
+// ICMPv6 error quotes (RFC 4443 2.4(c)).
 
 #include <array>
 #include <cstddef>
@@ -11,11 +13,22 @@
 #include <optional>
 #include <span>
 
+#include "affine/address.hh"
+#include "stack/wire/checksum.hh"
+#include "stack/wire/endian.hh"
 #include "stack/wire/error.hh"
 
 namespace affine::stack {
 
 using ipv6_bytes = std::array<std::uint8_t, 16>;
+
+// Address classes (RFC 4291 2.4), as net::ipv6_address tells them.
+inline bool is_unspecified(const ipv6_bytes& a) noexcept { return net::ipv6_address{a}.is_unspecified(); }
+inline bool is_link_local(const ipv6_bytes& a) noexcept { return net::ipv6_address{a}.is_link_local(); }
+inline bool is_multicast(const ipv6_bytes& a) noexcept { return net::ipv6_address{a}.is_multicast(); }
+
+// An IPv6 address at a byte offset.
+using ipv6_address_field = bytes_field<16>;
 
 // Next Header values (IANA "Assigned Internet Protocol Numbers").
 namespace next_header {
@@ -115,5 +128,45 @@ std::expected<ipv6_upper, ipv6_chain_error> walk_ipv6_chain(const ipv6_view& v, 
 // Writes the 40-byte header for a payload of h.payload_length bytes;
 // returns 40.
 std::expected<std::size_t, emit_error> emit_ipv6(const ipv6_header& h, std::span<std::byte> out) noexcept;
+
+// The start of a packet quoted in an ICMPv6 error: as much of it as fits
+// in the error (RFC 4443 2.4(c)), so usually cut short, and not checked
+// beyond what is read. The walk over its extension headers skips them by
+// their lengths (their options were the sender's to judge) and stops,
+// without an error, where the quote does.
+struct ipv6_quote {
+  ipv6_header header{};  // as quoted: payload_length is the invoking packet's, which the quote usually falls short of
+  // The upper-layer protocol, where the quote holds the Next Header field
+  // that names it (after the extension headers, or in the Fragment header
+  // of a fragment other than the first); nullopt where it ends sooner.
+  std::optional<std::uint8_t> protocol{};
+  // The upper layer from its start to the end of the quote: 8 bytes or
+  // more (ports, TCP's sequence number), else empty (the quote holds fewer,
+  // or the packet was a fragment other than the first), at the quote's end.
+  std::span<const std::byte> transport{};
+};
+
+// truncated (no room for the 40-byte header), bad_version (not 6).
+// The walk goes over at most `max_headers` extension headers.
+std::expected<ipv6_quote, parse_error> parse_ipv6_quote(std::span<const std::byte> bytes,
+                                                        unsigned max_headers = 8) noexcept;
+
+// The pseudo-header of an upper-layer checksum over IPv6 (RFC 8200 8.1):
+// source, destination, upper-layer packet length (32 bits), three zero
+// bytes, Next Header (the upper layer's, not the first extension header's).
+checksum_accumulator ipv6_pseudo_header(const ipv6_bytes& src, const ipv6_bytes& dst, std::uint8_t next,
+                                        std::uint32_t length) noexcept;
+
+// A TCP, UDP or ICMPv6 checksum over IPv6 for `header` + `payload` of
+// protocol `next`, as ipv4_transport_checksum: for checksum_mode::software
+// the value for the checksum field, which must hold zero in `header`; for
+// offload the pseudo-header sum alone, which the NIC completes.
+std::uint16_t ipv6_transport_checksum(const ipv6_bytes& src, const ipv6_bytes& dst, std::uint8_t next,
+                                      std::span<const std::byte> header, std::span<const std::byte> payload,
+                                      checksum_mode mode) noexcept;
+
+// Whether a received upper-layer packet (checksum field included) checks.
+bool ipv6_transport_verifies(const ipv6_bytes& src, const ipv6_bytes& dst, std::uint8_t next,
+                             std::span<const std::byte> segment) noexcept;
 
 }  // namespace affine::stack

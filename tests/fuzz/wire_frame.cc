@@ -1,9 +1,11 @@
 // Fuzz target: a frame as a driver delivers it, through the wire views of
 // stack/wire/ in the order the receive path takes them: Ethernet, then ARP
 // or IPv4, then ICMP (and the datagram an error quotes), UDP or TCP (and its
-// options). Every view that checks a checksum is parsed twice, checking it
-// (checksum_mode::software) and trusting a NIC to have (offload), so that
-// mutated frames reach past the checksums. Invariants:
+// options); or IPv6, its extension headers, then ICMPv6 (and the packet an
+// error quotes) and Neighbor Discovery. Every view that checks a checksum
+// is parsed twice, checking it (checksum_mode::software) and trusting a NIC
+// to have (offload), so that mutated frames reach past the checksums.
+// Invariants:
 // - a view accepted with its checksum checked is accepted without it; one
 //   refused without it is refused with it too, for the same reason unless
 //   that reason is the checksum; one refused only with it, for the checksum;
@@ -13,8 +15,12 @@
 //   parsed again with checksums checked, reads the same. The one refusal
 //   allowed: TCP options that Linux's layout (emit_tcp_options) cannot fit
 //   in 40 bytes, or a segment that this layout makes too long for IPv4.
+//   An ICMPv6 error comes back quoting at most icmpv6_error_quote_max bytes;
+//   a Neighbor Discovery message comes back with the options this stack
+//   writes, so only what it reads is compared.
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -25,7 +31,10 @@
 #include "stack/wire/arp.hh"
 #include "stack/wire/ethernet.hh"
 #include "stack/wire/icmp.hh"
+#include "stack/wire/icmpv6.hh"
 #include "stack/wire/ipv4.hh"
+#include "stack/wire/ipv6.hh"
+#include "stack/wire/ndp.hh"
 #include "stack/wire/tcp.hh"
 #include "stack/wire/tcp_options.hh"
 #include "stack/wire/udp.hh"
@@ -178,6 +187,129 @@ void check_ipv4(bytes_view bytes) {
   }
 }
 
+bool same_message(const icmpv6_message& a, const icmpv6_message& b) {
+  return a.type == b.type && a.code == b.code && a.id == b.id && a.seq == b.seq && a.mtu == b.mtu &&
+         a.pointer == b.pointer && std::ranges::equal(a.data, b.data);
+}
+
+// The packet an ICMPv6 error quotes, or any bytes parsed as one.
+void check_ipv6_quote(bytes_view bytes) {
+  const auto q = parse_ipv6_quote(bytes);
+  if (!q) return;
+  require(inside(q->transport, bytes) && (q->transport.empty() || q->transport.size() >= 8),
+          "a quote's transport within it, none or 8 bytes or more");
+  require(q->protocol.has_value() || q->transport.empty(), "an upper layer's bytes only with its protocol");
+  touch(q->transport);
+}
+
+// Neighbor Discovery: what each message reads comes back from its emitter
+// (NS, NA, RS) and reads the same.
+void check_ndp(const icmpv6_view& v, const ipv6_header& ip) {
+  std::array<std::byte, 32> out{};
+  const auto again = [&](std::size_t n) {
+    const auto back = icmpv6_view::parse(std::span(out).first(n), ip.src, ip.dst, checksum_mode::software);
+    require(back.has_value(), "an emitted ND message parses with its checksum checked");
+    return *back;
+  };
+  switch (v.type()) {
+    case icmpv6_type::neighbor_solicitation: {
+      const auto ns = parse_neighbor_solicitation(v, ip);
+      // The emitter writes the link-layer address exactly when the source
+      // is specified.
+      if (!ns || ns->source_link_layer.has_value() == is_unspecified(ip.src)) return;
+      const auto n = emit_neighbor_solicitation(ns->target, ns->source_link_layer.value_or(mac_address{}), ip.src,
+                                                ip.dst, out);
+      require(n.has_value(), "a parsed NS is emitted again");
+      const auto back = parse_neighbor_solicitation(again(*n), ip);
+      require(back && back->target == ns->target && back->source_link_layer == ns->source_link_layer,
+              "an emitted NS reads the same");
+      break;
+    }
+    case icmpv6_type::neighbor_advertisement: {
+      const auto na = parse_neighbor_advertisement(v, ip);
+      if (!na) return;
+      const auto n = emit_neighbor_advertisement(*na, ip.src, ip.dst, out);
+      require(n.has_value(), "a parsed NA is emitted again");
+      const auto back = parse_neighbor_advertisement(again(*n), ip);
+      require(back && back->target == na->target && back->target_link_layer == na->target_link_layer &&
+                  back->router == na->router && back->solicited == na->solicited && back->override == na->override,
+              "an emitted NA reads the same");
+      break;
+    }
+    case icmpv6_type::router_solicitation: {
+      const auto rs = parse_router_solicitation(v, ip);
+      if (!rs || rs->source_link_layer.has_value() == is_unspecified(ip.src)) return;
+      const auto n = emit_router_solicitation(rs->source_link_layer.value_or(mac_address{}), ip.src, ip.dst, out);
+      require(n.has_value(), "a parsed RS is emitted again");
+      const auto back = parse_router_solicitation(again(*n), ip);
+      require(back && back->source_link_layer == rs->source_link_layer, "an emitted RS reads the same");
+      break;
+    }
+    case icmpv6_type::router_advertisement: {
+      const auto ra = parse_router_advertisement(v, ip);
+      if (!ra) return;
+      for (const prefix_information p : ra->prefixes) require(p.length <= 128, "a prefix of 128 bits at most");
+      break;
+    }
+    case icmpv6_type::redirect: {
+      const auto r = parse_redirect(v, ip);
+      if (!r) return;
+      require(inside(r->redirected, v.bytes()), "the redirected packet within the message");
+      touch(r->redirected);
+      check_ipv6_quote(r->redirected);
+      break;
+    }
+    default: break;
+  }
+}
+
+void check_icmpv6(bytes_view bytes, const ipv6_header& ip) {
+  const auto v = parse_both_ways<icmpv6_view>(
+      [&](checksum_mode m) { return icmpv6_view::parse(bytes, ip.src, ip.dst, m); });
+  if (!v) return;
+  require(v->bytes().size() == bytes.size() && bytes.size() >= icmpv6_view::fixed_length(std::uint8_t(v->type())),
+          "an ICMPv6 message is all its bytes, its fixed part at least");
+  require(inside(v->body(), bytes) && inside(v->data(), bytes), "ICMPv6 body and data within the message");
+  const auto quote = v->quote();
+  require(quote.has_value() == v->is_error(), "a quote exactly in an error");
+  if (quote) require(inside(quote->transport, v->data()), "the quote within the ICMPv6 data");
+  const bool echo = v->type() == icmpv6_type::echo_request || v->type() == icmpv6_type::echo_reply;
+  if (echo || v->is_error()) {
+    const icmpv6_message m = v->message();
+    std::vector<std::byte> out(icmpv6_view::header_length + m.data.size());
+    const auto n = emit_icmpv6(m, ip.src, ip.dst, out);
+    require(n.has_value(), "a parsed ICMPv6 message is emitted again");
+    const auto again = icmpv6_view::parse(std::span(out).first(*n), ip.src, ip.dst, checksum_mode::software);
+    icmpv6_message expected = m;
+    if (v->is_error()) expected.data = m.data.first(std::min(m.data.size(), icmpv6_error_quote_max));
+    require(again && same_message(again->message(), expected), "an emitted ICMPv6 message reads the same");
+  }
+  check_ndp(*v, ip);
+}
+
+void check_ipv6(bytes_view bytes) {
+  check_ipv6_quote(bytes);
+  const auto v = ipv6_view::parse(bytes);
+  if (!v) return;
+  require(inside(v->packet(), bytes) && inside(v->payload(), v->packet()) &&
+              v->packet().size() == ipv6_view::header_length + v->payload_length(),
+          "IPv6 payload within the packet, its length the Payload Length");
+  const ipv6_header h = v->header();
+  auto out = room_for(ipv6_view::header_length, v->payload());
+  require(emit_ipv6(h, out) == ipv6_view::header_length, "a parsed IPv6 header is emitted again");
+  const auto again = ipv6_view::parse(out);
+  require(again && again->header() == h && std::ranges::equal(again->payload(), v->payload()),
+          "an emitted IPv6 packet reads the same");
+  const auto upper = walk_ipv6_chain(*v);
+  if (!upper) return;
+  require(upper->offset >= ipv6_view::header_length && upper->offset <= v->packet().size() &&
+              inside(upper->payload, v->packet()) && upper->payload.size() == v->packet().size() - upper->offset,
+          "the upper layer within the packet, after the extension headers");
+  touch(upper->payload);
+  if (upper->protocol == next_header::icmpv6 && (!upper->fragment || upper->fragment->atomic()))
+    check_icmpv6(upper->payload, h);
+}
+
 void check_arp(bytes_view bytes) {
   const auto v = arp_view::parse(bytes);
   if (!v) return;
@@ -208,7 +340,8 @@ void check_frame(bytes_view frame) {
   switch (v->type()) {
     case ether_type::arp: check_arp(v->payload()); break;
     case ether_type::ipv4: check_ipv4(v->payload()); break;
-    default: break;  // IPv6 and the rest: no view yet
+    case ether_type::ipv6: check_ipv6(v->payload()); break;
+    default: break;  // the rest: no view
   }
 }
 

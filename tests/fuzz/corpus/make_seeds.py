@@ -6,7 +6,9 @@ written by hand):
                   to 60 bytes), checksums right: what the stack receives from
                   Linux and on a LAN (ARP, ping, ICMP errors, UDP, a TCP
                   handshake with Linux's SYN options, data, SACK, FIN, RST),
-                  an 802.1Q-tagged frame, IPv4 options, a fragment, IPv6.
+                  an 802.1Q-tagged frame, IPv4 options, a fragment; IPv6:
+                  Linux's ND, MLD and ICMPv6 (tests/stack/wire/frames.hh), a
+                  router advertisement.
   mysql_session/  the captured sessions of tests/apps/mysql_proxy/captures.hh
                   in the input shape of tests/fuzz/mysql_session.cc.
   tcp_host/       step sequences in the input shape of tests/fuzz/tcp_host.cc:
@@ -108,6 +110,20 @@ def from_us(segment, proto=6):
     return ethernet(PEER, US, 0x0800, ipv4(OUR_IP, PEER_IP, proto, segment))
 
 
+def wire_captures(names):
+    """The hex frames of tests/stack/wire/frames.hh with these names."""
+    text = (HERE.parents[1] / "stack" / "wire" / "frames.hh").read_text()
+    found = {}
+    for m in re.finditer(r"inline constexpr std::string_view (\w+) =\s*((?:\"[0-9a-f]*\"\s*)+);", text):
+        if m.group(1) in names:
+            found[m.group(1)] = "".join(re.findall(r"\"([0-9a-f]*)\"", m.group(2)))
+    return found
+
+
+WIRE_CAPTURES_IPV6 = wire_captures({"mld_report_hex", "ns_dad_hex", "rs_hex", "na_hex", "icmpv6_echo_request_hex",
+                                    "icmpv6_port_unreachable_hex"})
+
+
 def wire_frames():
     frames = {}
     arp = lambda op, tha, sha, spa, tpa: struct.pack("!HHBBH6s4s6s4s", 1, 0x0800, 6, 4, op, sha, spa, tha, tpa)
@@ -149,14 +165,29 @@ def wire_frames():
     big = udp(PEER_IP, OUR_IP, 5000, 5001, bytes(i & 0xFF for i in range(192)))
     frames["ipv4-first-fragment"] = to_us(big[:104], proto=17, ident=0x4242, flags=0x2000)
     frames["ipv4-last-fragment"] = to_us(big[104:], proto=17, ident=0x4242, flags=13)
-    # IPv6 has no view yet: the frame stops at Ethernet. An RFC 4861 neighbor
-    # solicitation for fe80::2 with the source's link-layer address.
+    # IPv6: an RFC 4861 neighbor solicitation for fe80::2 with the source's
+    # link-layer address.
     src6 = bytes.fromhex("fe800000000000005a8c1ffffe2e3d4b")
     dst6 = bytes.fromhex("ff0200000000000000000001ff000002")
     ns = struct.pack("!BBHI", 135, 0, 0, 0) + bytes.fromhex("fe800000000000000000000000000002") + b"\x01\x01" + PEER
     ns = ns[:2] + struct.pack("!H", checksum(src6 + dst6 + struct.pack("!II", len(ns), 58) + ns)) + ns[4:]
     ipv6_ns = struct.pack("!IHBB", 0x60000000, len(ns), 58, 255) + src6 + dst6 + ns
     frames["ipv6-neighbor-solicitation"] = ethernet(bytes.fromhex("3333ff000002"), PEER, 0x86DD, ipv6_ns)
+    # A router advertisement from fe80::1: M and O, its link-layer address,
+    # the MTU and a /64 prefix for autoconfiguration.
+    router6 = bytes.fromhex("fe800000000000000000000000000001")
+    all_nodes6 = bytes.fromhex("ff020000000000000000000000000001")
+    ra = struct.pack("!BBHBBHII", 134, 0, 0, 64, 0xC0, 1800, 30000, 1000) + b"\x01\x01" + PEER
+    ra += struct.pack("!BBHI", 5, 1, 0, 1500)
+    ra += struct.pack("!BBBBIII", 3, 4, 64, 0xC0, 86400, 14400, 0) + bytes.fromhex("20010db8007700000000000000000000")
+    ra = ra[:2] + struct.pack("!H", checksum(router6 + all_nodes6 + struct.pack("!II", len(ra), 58) + ra)) + ra[4:]
+    ipv6_ra = struct.pack("!IHBB", 0x60000000, len(ra), 58, 255) + router6 + all_nodes6 + ra
+    frames["ipv6-router-advertisement"] = ethernet(bytes.fromhex("333300000001"), PEER, 0x86DD, ipv6_ra)
+    # Linux's own (tests/stack/wire/frames.hh): MLD, DAD, RS, NS and NA,
+    # ping and a port unreachable quoting a UDP datagram.
+    for name, hex_text in WIRE_CAPTURES_IPV6.items():
+        frames["ipv6-" + name.removesuffix("_hex").replace("_", "-")] = ethernet(
+            bytes.fromhex(hex_text[:12]), bytes.fromhex(hex_text[12:24]), 0x86DD, bytes.fromhex(hex_text[28:]))
     return frames
 
 

@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "base/xoshiro.hh"
 #include "stack/wire/endian.hh"
 #include "stack/wire/error.hh"
+#include "stack/wire/ipv6.hh"
 #include "tests/stack/wire/frames.hh"
 
 namespace affine::stack {
@@ -196,6 +198,45 @@ TEST(Checksum, CapturedRstVerifiesWithPseudoHeader) {
   EXPECT_FALSE(ipv4_transport_verifies(test::loopback_ip, test::loopback_ip + 1, 6, test::transport_of(frame)));
 }
 
+// RFC 8200 8.1: source, destination, a 32-bit upper-layer length, three
+// zero bytes and the Next Header, summed as the bytes they are.
+TEST(Checksum, Ipv6PseudoHeaderIsTheRfc8200Layout_RFC8200_8_1) {
+  const ipv6_bytes src{0x20, 0x01, 0x0d, 0xb8, 0, 0x77, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2};
+  const ipv6_bytes dst{0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xfe, 0, 0, 1};
+  // A length past 16 bits (a jumbogram's, RFC 2675) counts all of its bits.
+  for (const std::uint32_t length : {0u, 19u, 0x12345u}) {
+    std::vector<std::byte> layout;
+    for (const auto b : src) layout.push_back(std::byte(b));
+    for (const auto b : dst) layout.push_back(std::byte(b));
+    layout.resize(layout.size() + 8);
+    store_be32(layout.data() + 32, length);
+    layout[39] = std::byte{58};
+    EXPECT_EQ(ipv6_pseudo_header(src, dst, 58, length).checksum(), reference_checksum(layout)) << length;
+  }
+}
+
+// Linux left the UDP checksum of the captured IPv6 datagram to offload:
+// the pseudo-header sum is what ipv6_transport_checksum gives for offload,
+// and the full one what tshark computed.
+TEST(Checksum, Ipv6TransportChecksumOfCapturedUdpMatchesLinuxAndTshark_RFC8200_8_1) {
+  const auto frame = from_hex(test::udp6_hex);
+  const auto ip = std::span(frame).subspan(test::ethernet_length);
+  ipv6_bytes src, dst;
+  std::memcpy(src.data(), ip.data() + 8, 16);
+  std::memcpy(dst.data(), ip.data() + 24, 16);
+  auto udp = std::vector<std::byte>(ip.begin() + test::ipv6_length, ip.end());
+  ASSERT_EQ(load_be16(udp.data() + 6), test::udp6_partial_checksum);
+  store_be16(udp.data() + 6, 0);
+  const auto header = std::span(udp).first(8), payload = std::span(udp).subspan(8);
+  EXPECT_EQ(ipv6_transport_checksum(src, dst, 17, header, payload, checksum_mode::offload),
+            test::udp6_partial_checksum);
+  EXPECT_EQ(ipv6_transport_checksum(src, dst, 17, header, payload, checksum_mode::software), test::udp6_checksum);
+  store_be16(udp.data() + 6, test::udp6_checksum);
+  EXPECT_TRUE(ipv6_transport_verifies(src, dst, 17, udp));
+  EXPECT_FALSE(ipv6_transport_verifies(dst, dst, 17, udp));
+  EXPECT_FALSE(ipv6_transport_verifies(src, dst, 6, udp));
+}
+
 TEST(WireErrors, EveryParseErrorHasItsCounterName) {
   EXPECT_EQ(to_string(parse_error::truncated), "truncated");
   EXPECT_EQ(to_string(parse_error::bad_version), "bad_version");
@@ -205,6 +246,13 @@ TEST(WireErrors, EveryParseErrorHasItsCounterName) {
   EXPECT_EQ(to_string(parse_error::bad_checksum), "bad_checksum");
   EXPECT_EQ(to_string(parse_error::bad_flags), "bad_flags");
   EXPECT_EQ(to_string(parse_error::bad_option), "bad_option");
+  EXPECT_EQ(to_string(parse_error::bad_payload_length), "bad_payload_length");
+  EXPECT_EQ(to_string(parse_error::bad_extension), "bad_extension");
+  EXPECT_EQ(to_string(parse_error::bad_hop_limit), "bad_hop_limit");
+  EXPECT_EQ(to_string(parse_error::bad_code), "bad_code");
+  EXPECT_EQ(to_string(parse_error::bad_source), "bad_source");
+  EXPECT_EQ(to_string(parse_error::bad_destination), "bad_destination");
+  EXPECT_EQ(to_string(parse_error::bad_target), "bad_target");
   EXPECT_EQ(to_string(parse_error::unsupported), "unsupported");
 }
 

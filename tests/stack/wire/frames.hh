@@ -49,9 +49,62 @@ inline constexpr std::string_view icmp_port_unreachable_hex =
     "030352c20000000045000026829b40004011ba297f0000017f000001e3de00090012"
     "fe25616666696e652d756470";
 
+// IPv6 on a veth pair between two network namespaces (Linux 6.18): "a" is
+// 02:00:00:00:00:01, fe80::ff:fe00:1 and 2001:db8:77::1, "b" the same
+// ending in 2. Each link brought up (Duplicate Address Detection, MLD, a
+// router solicitation), then a ping from a to b, a UDP datagram each way to
+// a closed port, and later the neighbor reachability probes.
+
+// a's Version 2 Multicast Listener Report joining its solicited-node group
+// ff02::1:ff00:1 (one CHANGE_TO_EXCLUDE record, no sources), Hop-by-Hop
+// Router Alert, hop limit 1.
+inline constexpr std::string_view mld_report_hex =
+    "33330000001602000000000186dd6000000000240001fe80000000000000000000fffe000001ff02000000000000000000000000"
+    "00163a000502000001008f0072070000000104000000ff0200000000000000000001ff000001";
+// b's Duplicate Address Detection for 2001:db8:77::2: from ::, to its
+// solicited-node group, with a Nonce option (type 14, RFC 7527).
+inline constexpr std::string_view ns_dad_hex =
+    "3333ff00000202000000000286dd6000000000203aff00000000000000000000000000000000ff0200000000000000000001ff00"
+    "00028700f5040000000020010db80077000000000000000000020e01538e080dedca";
+// a's router solicitation, with its source link-layer address.
+inline constexpr std::string_view rs_hex =
+    "33330000000202000000000186dd6000000000103afffe80000000000000000000fffe000001ff02000000000000000000000000"
+    "000285007b2c000000000101020000000001";
+// a resolving 2001:db8:77::2: to the solicited-node group, with a's address.
+inline constexpr std::string_view ns_hex =
+    "3333ff00000202000000000186dd6000000000203aff20010db8007700000000000000000001ff0200000000000000000001ff00"
+    "000287001b390000000020010db80077000000000000000000020101020000000001";
+// b's answer: Solicited and Override, with b's address.
+inline constexpr std::string_view na_hex =
+    "02000000000102000000000286dd6000000000203aff20010db800770000000000000000000220010db8007700000000000000000001"
+    "8800890c6000000020010db80077000000000000000000020201020000000002";
+// a's answer to b's unicast reachability probe: Solicited, no option.
+inline constexpr std::string_view na_probe_reply_hex =
+    "02000000000202000000000186dd6000000000183aff20010db8007700000000000000000001fe80000000000000000000fffe00"
+    "00028800ddc74000000020010db8007700000000000000000001";
+// The ping: id 0x7adb, seq 1, 16 bytes of data.
+inline constexpr std::string_view icmpv6_echo_request_hex =
+    "02000000000202000000000186dd6008b22600183a4020010db800770000000000000000000120010db80077000000000000000000"
+    "02800012397adb00017f09146b0000000000c0020000000000";
+inline constexpr std::string_view icmpv6_echo_reply_hex =
+    "02000000000102000000000286dd6001268c00183a4020010db800770000000000000000000220010db80077000000000000000000"
+    "01810011397adb00017f09146b0000000000c0020000000000";
+// b's "affine-udp6" to a's port 9, its checksum left to offload, and a's
+// port unreachable quoting all of it.
+inline constexpr std::string_view udp6_hex =
+    "02000000000102000000000286dd600f6c420013114020010db800770000000000000000000220010db800770000000000000000"
+    "0001942c000900135c87616666696e652d75647036";
+inline constexpr std::uint16_t udp6_partial_checksum = 0x5c87;
+inline constexpr std::uint16_t udp6_checksum = 0x1115;  // tshark's
+inline constexpr std::string_view icmpv6_port_unreachable_hex =
+    "02000000000202000000000186dd600677ea00433a4020010db800770000000000000000000120010db80077000000000000000000"
+    "020104792800000000600f6c420013114020010db800770000000000000000000220010db8007700000000000000000001942c0009"
+    "00135c87616666696e652d75647036";
+
 inline constexpr std::uint32_t loopback_ip = 0x7f000001;
 inline constexpr std::size_t ethernet_length = 14;
 inline constexpr std::size_t ipv4_length = 20;  // none of the captures has IP options
+inline constexpr std::size_t ipv6_length = 40;
 
 inline std::vector<std::byte> from_hex(std::string_view hex) {
   auto nibble = [](char c) { return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10; };

@@ -21,10 +21,14 @@
 #include "stack/wire/endian.hh"
 #include "stack/wire/ethernet.hh"
 #include "stack/wire/icmp.hh"
+#include "stack/wire/icmpv6.hh"
 #include "stack/wire/ipv4.hh"
+#include "stack/wire/ipv6.hh"
+#include "stack/wire/ndp.hh"
 #include "stack/wire/tcp.hh"
 #include "stack/wire/udp.hh"
 #include "tests/stack/wire/frames.hh"
+#include "tests/stack/wire/ipv6_packets.hh"
 
 namespace affine::stack {
 namespace {
@@ -54,6 +58,17 @@ std::vector<std::byte> build_frame(std::optional<vlan_tag> vlan, ip_protocol pro
   std::memset(ip.data() + 20, 1, ip_options);
   store_be16(ip.data() + 10, internet_checksum(ip.first(ip_header)));  // offload left the field zero
   std::memcpy(ip.data() + ip_header, transport.data(), transport.size());
+  return f;
+}
+
+// An untagged frame holding an IPv6 packet with hop limit 255 and `icmp`.
+std::vector<std::byte> build_frame6(const ipv6_bytes& src, const ipv6_bytes& dst, std::span<const std::byte> icmp) {
+  std::vector<std::byte> f(14 + 40 + icmp.size());
+  EXPECT_TRUE(emit_ethernet({.dst = multicast_mac(dst), .src = {2, 0, 0, 0, 0, 9}, .type = ether_type::ipv6}, f));
+  EXPECT_TRUE(emit_ipv6({.src = src, .dst = dst, .next = next_header::icmpv6, .hop_limit = ndp_hop_limit,
+                         .payload_length = std::uint16_t(icmp.size())},
+                        std::span(f).subspan(14)));
+  std::memcpy(f.data() + 54, icmp.data(), icmp.size());
   return f;
 }
 
@@ -100,7 +115,51 @@ std::vector<std::vector<std::byte>> seed_frames() {
   // A later fragment of a UDP datagram: its payload is no UDP header.
   seeds.push_back(build_frame(std::nullopt, ip_protocol::udp, test::bytes_of({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}), 0,
                               1480, true));
+
+  // IPv6: Linux's ICMPv6, Neighbor Discovery and MLD, and a router
+  // advertisement and a redirect written here.
+  for (const auto hex : {test::mld_report_hex, test::ns_dad_hex, test::rs_hex, test::ns_hex, test::na_hex,
+                         test::na_probe_reply_hex, test::icmpv6_echo_request_hex, test::icmpv6_port_unreachable_hex})
+    seeds.push_back(test::from_hex(hex));
+  const auto router = test::ip6("fe80::1");
+  test::message_builder ra;
+  ra.icmpv6(icmpv6_type::router_advertisement).u8(64).u8(0xc0).u16(1800).u32(30000).u32(1000);
+  ra.u8(ndp_option::source_link_layer).u8(1).mac({2, 0, 0, 0, 0, 9});
+  ra.u8(ndp_option::mtu).u8(1).u16(0).u32(1500);
+  ra.u8(ndp_option::prefix_information).u8(4).u8(64).u8(0xc0).u32(86400).u32(14400).u32(0).address(
+      test::ip6("2001:db8:77::"));
+  seeds.push_back(build_frame6(router, all_nodes, ra.finish(router, all_nodes)));
+  test::message_builder redirect;
+  redirect.icmpv6(icmpv6_type::redirect).u32(0).address(test::ip6("fe80::99")).address(test::ip6("2001:db8:99::1"));
+  redirect.u8(ndp_option::target_link_layer).u8(1).mac({2, 0, 0, 0, 0, 0x99});
+  redirect.u8(ndp_option::redirected_header).u8(7).zeros(6);
+  redirect.u32(0x6000'0000).u16(8).u8(next_header::udp).u8(64).address(test::a_global).address(
+      test::ip6("2001:db8:99::1"));
+  redirect.u16(5000).u16(53).u16(8).u16(0);
+  seeds.push_back(build_frame6(router, test::a_global, redirect.finish(router, test::a_global)));
   return seeds;
+}
+
+// The same for IPv6: the payload length, the Hop-by-Hop header's length,
+// and the lengths of the Neighbor Discovery options.
+std::vector<std::size_t> ipv6_length_fields(const ethernet_view& eth) {
+  const std::size_t ip = eth.header_length();
+  const auto v = ipv6_view::parse(eth.payload());
+  if (!v) return {};
+  std::vector<std::size_t> at{ip + 4, ip + 5};
+  const auto upper = walk_ipv6_chain(*v);
+  if (!upper) return at;
+  if (upper->offset > ipv6_view::header_length) at.push_back(ip + ipv6_view::header_length + 1);
+  const auto icmp = icmpv6_view::parse(upper->payload, v->src(), v->dst(), checksum_mode::offload);
+  if (!icmp || icmp->type() < icmpv6_type::router_solicitation || icmp->type() > icmpv6_type::redirect) return at;
+  const std::size_t icmp_at = ip + upper->offset;
+  for (std::size_t o = icmpv6_view::fixed_length(std::uint8_t(icmp->type())); o + 1 < icmp->bytes().size();) {
+    at.push_back(icmp_at + o + 1);
+    const std::size_t length = std::size_t(icmp->bytes()[o + 1]) * 8;
+    if (length == 0) break;
+    o += length;
+  }
+  return at;
 }
 
 // Byte offsets of the length-like fields in a seed frame, where a lie does
@@ -109,6 +168,7 @@ std::vector<std::vector<std::byte>> seed_frames() {
 std::vector<std::size_t> length_fields(std::span<const std::byte> frame) {
   std::vector<std::size_t> at;
   const auto eth = ethernet_view::parse(frame);
+  if (eth && eth->type() == ether_type::ipv6) return ipv6_length_fields(*eth);
   if (!eth || eth->type() != ether_type::ipv4) return at;
   const std::size_t ip = eth->header_length();
   const auto v = ipv4_view::parse(eth->payload(), checksum_mode::offload);
@@ -176,7 +236,7 @@ class mutator {
   }
   // The EtherType: the outer one, or where a tag's inner one sits.
   void lie_about_type(std::vector<std::byte>& f) {
-    static constexpr std::array<std::uint16_t, 4> types{0x0800, 0x0806, 0x8100, 0x88a8};
+    static constexpr std::array<std::uint16_t, 5> types{0x0800, 0x0806, 0x8100, 0x88a8, 0x86dd};
     const std::size_t at = rng_.chance(0.5) ? 12 : 16;
     if (at + 1 >= f.size()) return;
     store_be16(f.data() + at, types[rng_.below(types.size())]);
@@ -215,6 +275,7 @@ class chain {
     check(n && ethernet_view::parse(std::span(buf).first(*n))->header() == eth->header(), "ethernet round trip");
     if (eth->type() == ether_type::arp) arp(eth->payload());
     if (eth->type() == ether_type::ipv4) ipv4(eth->payload());
+    if (eth->type() == ether_type::ipv6) ipv6(eth->payload());
   }
 
  private:
@@ -301,6 +362,80 @@ class chain {
           "tcp round trip");
   }
 
+  void ipv6(std::span<const std::byte> bytes) {
+    const auto v = ipv6_view::parse(bytes);
+    if (!ok("ipv6", v)) return;
+    check(inside(v->packet(), bytes) && inside(v->payload(), v->packet()), "ipv6 span outside the packet");
+    std::vector<std::byte> buf(ipv6_view::header_length + v->payload().size());
+    check(emit_ipv6(v->header(), buf).has_value(), "ipv6 emit");
+    std::memcpy(buf.data() + ipv6_view::header_length, v->payload().data(), v->payload().size());
+    const auto back = ipv6_view::parse(buf);
+    check(back && back->header() == v->header(), "ipv6 round trip");
+    const auto upper = walk_ipv6_chain(*v);
+    if (!upper) {
+      ++t_.errors["ipv6 chain: " + std::string(to_string(upper.error().reason))];
+      return;
+    }
+    check(inside(upper->payload, v->packet()), "ipv6 upper layer outside the packet");
+    if (upper->protocol == next_header::icmpv6 && !upper->fragment) icmpv6(upper->payload, v->header());
+  }
+
+  void icmpv6(std::span<const std::byte> bytes, const ipv6_header& ip) {
+    const auto v = icmpv6_view::parse(bytes, ip.src, ip.dst, mode_);
+    if (!ok("icmpv6", v)) return;
+    check(inside(v->body(), bytes) && inside(v->data(), bytes), "icmpv6 body outside the message");
+    if (const auto q = v->quote())
+      check(inside(q->transport, v->data()) && (q->transport.empty() || q->transport.size() >= 8), "icmpv6 quote");
+    const icmpv6_message m = v->message();
+    if (v->is_error() || v->type() == icmpv6_type::echo_request || v->type() == icmpv6_type::echo_reply) {
+      std::vector<std::byte> buf(bytes.size());
+      const auto n = emit_icmpv6(m, ip.src, ip.dst, buf);
+      check(n.has_value(), "icmpv6 emit");
+      if (!n) return;
+      const auto back = icmpv6_view::parse(std::span(buf).first(*n), ip.src, ip.dst);
+      // An error longer than the minimum MTU allows is quoted shorter.
+      check(back && back->type() == m.type && back->code() == m.code &&
+                std::ranges::equal(back->data(), m.data.first(*n - icmpv6_view::header_length)),
+            "icmpv6 round trip");
+    }
+    std::vector<std::byte> buf(32);
+    switch (v->type()) {
+      case icmpv6_type::neighbor_solicitation: {
+        const auto ns = parse_neighbor_solicitation(*v, ip);
+        if (!ok("nd", ns) || !(ns->source_link_layer || is_unspecified(ip.src))) return;
+        const auto n = emit_neighbor_solicitation(ns->target, ns->source_link_layer.value_or(mac_address{}), ip.src,
+                                                  ip.dst, buf);
+        const auto back = parse_neighbor_solicitation(*icmpv6_view::parse(std::span(buf).first(*n), ip.src, ip.dst), ip);
+        check(back && back->target == ns->target && back->source_link_layer == ns->source_link_layer, "ns round trip");
+        break;
+      }
+      case icmpv6_type::neighbor_advertisement: {
+        const auto na = parse_neighbor_advertisement(*v, ip);
+        if (!ok("nd", na)) return;
+        const auto n = emit_neighbor_advertisement(*na, ip.src, ip.dst, buf);
+        const auto back =
+            parse_neighbor_advertisement(*icmpv6_view::parse(std::span(buf).first(*n), ip.src, ip.dst), ip);
+        check(back && back->target == na->target && back->target_link_layer == na->target_link_layer &&
+                  back->router == na->router && back->solicited == na->solicited && back->override == na->override,
+              "na round trip");
+        break;
+      }
+      case icmpv6_type::router_solicitation: ok("nd", parse_router_solicitation(*v, ip)); break;
+      case icmpv6_type::router_advertisement: {
+        const auto ra = parse_router_advertisement(*v, ip);
+        if (!ok("nd", ra)) return;
+        for (const prefix_information p : ra->prefixes) check(p.length <= 128, "ra prefix length");
+        break;
+      }
+      case icmpv6_type::redirect: {
+        const auto r = parse_redirect(*v, ip);
+        if (ok("nd", r)) check(inside(r->redirected, bytes), "redirected header outside the message");
+        break;
+      }
+      default: break;
+    }
+  }
+
   std::span<const std::byte> frame_;
   checksum_mode mode_;
   tally& t_;
@@ -326,13 +461,17 @@ TEST(WireFuzz, MutatedFramesParseInsideTheirBuffersOrFail) {
   }
   for (const auto& f : t.failures) ADD_FAILURE() << f;
   // The run reached every layer and every refusal.
-  for (const char* p : {"ethernet", "arp", "ipv4", "icmp", "udp", "tcp"}) EXPECT_GT(t.parsed[p], 1000) << p;
+  for (const char* p : {"ethernet", "arp", "ipv4", "icmp", "udp", "tcp", "ipv6", "icmpv6", "nd"})
+    EXPECT_GT(t.parsed[p], 1000) << p;
   for (const char* e : {"ethernet: truncated", "ethernet: unsupported", "arp: truncated", "arp: unsupported",
                         "ipv4: truncated", "ipv4: bad_version", "ipv4: bad_header_length", "ipv4: bad_total_length",
                         "ipv4: bad_checksum", "ipv4: bad_flags", "icmp: truncated", "icmp: bad_checksum",
                         "icmp: unsupported", "icmp: bad_version", "icmp: bad_header_length", "udp: truncated",
                         "udp: bad_length", "udp: bad_checksum", "tcp: truncated", "tcp: bad_header_length",
-                        "tcp: bad_checksum", "tcp: bad_flags", "tcp: bad_option"})
+                        "tcp: bad_checksum", "tcp: bad_flags", "tcp: bad_option", "ipv6: truncated",
+                        "ipv6: bad_version", "ipv6: bad_payload_length", "ipv6 chain: bad_extension",
+                        "icmpv6: truncated", "icmpv6: bad_checksum", "icmpv6: bad_version", "nd: bad_hop_limit",
+                        "nd: bad_code", "nd: bad_option"})
     EXPECT_GT(t.errors[e], 0) << e;
 }
 
