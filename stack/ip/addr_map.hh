@@ -1,6 +1,7 @@
 #pragma once
-// A fixed-capacity map from an IPv4 address to a value, for the
-// per-address tables of the IP layer (ARP cache, path-MTU cache). All memory
+// A fixed-capacity map from an address (IPv4 by default, or IPv6's 16
+// bytes) to a value, for the per-address tables of the IP layer (ARP
+// cache, path-MTU cache, neighbor cache). All memory
 // is taken at construction and nothing allocates afterwards, so a full table
 // says so (insert returns nullptr) and its owner decides what to evict.
 //
@@ -11,14 +12,29 @@
 // (an ARP cache under a scan) never slows down.
 
 #include <algorithm>
+#include <array>
 #include <bit>
+#include <cstring>
 #include <cassert>
 #include <cstdint>
 #include <vector>
 
 namespace affine::stack {
 
-template <class T>
+// 32 bits that spread a key's values over the whole index: Fibonacci
+// hashing (the top bits of key * 2^32/phi spread consecutive addresses, a
+// subnet, over the index); an IPv6 address is folded to 64 bits first, so
+// that neighbors differing only in their interface identifier spread too.
+inline std::uint32_t addr_hash(std::uint32_t key) { return key * 0x9e3779b9u; }
+inline std::uint32_t addr_hash(const std::array<std::uint8_t, 16>& key) {
+  std::uint64_t hi = 0, lo = 0;
+  std::memcpy(&hi, key.data(), 8);
+  std::memcpy(&lo, key.data() + 8, 8);
+  const std::uint64_t x = (hi * 0x9e3779b97f4a7c15ull) ^ lo;
+  return std::uint32_t((x * 0x9e3779b97f4a7c15ull) >> 32);
+}
+
+template <class T, class Key = std::uint32_t>
 class addr_map {
  public:
   explicit addr_map(std::uint32_t capacity)
@@ -33,18 +49,18 @@ class addr_map {
   std::uint32_t capacity() const { return std::uint32_t(slots_.size()); }
   bool full() const { return free_count_ == 0; }
 
-  T* find(std::uint32_t key) {
+  T* find(const Key& key) {
     const std::uint32_t s = cells_[locate(key)].slot;
     return s == empty ? nullptr : &slots_[s].value;
   }
-  const T* find(std::uint32_t key) const {
+  const T* find(const Key& key) const {
     const std::uint32_t s = cells_[locate(key)].slot;
     return s == empty ? nullptr : &slots_[s].value;
   }
 
   // Adds `key` with a value-initialized T; nullptr when the map is full.
   // Precondition: `key` is absent.
-  T* insert(std::uint32_t key) {
+  T* insert(const Key& key) {
     if (full()) return nullptr;
     cell& c = cells_[locate(key)];
     assert(c.slot == empty);
@@ -55,7 +71,7 @@ class addr_map {
   }
 
   // Precondition: `key` is present.
-  void erase(std::uint32_t key) {
+  void erase(const Key& key) {
     std::uint32_t i = locate(key);
     assert(cells_[i].slot != empty);
     release(cells_[i].slot);
@@ -90,21 +106,20 @@ class addr_map {
   static constexpr std::uint32_t empty = UINT32_MAX;
 
   struct slot {
-    std::uint32_t key = 0;
+    Key key{};
     bool live = false;
     T value{};
   };
   struct cell {
-    std::uint32_t key = 0;
+    Key key{};
     std::uint32_t slot = empty;
   };
 
-  // Fibonacci hashing: the top bits of key * 2^32/phi spread consecutive
-  // addresses (a subnet) over the whole index.
-  std::uint32_t home_of(std::uint32_t key) const { return (key * 0x9e3779b9u) >> shift_; }
+  // The top bits of the key's hash.
+  std::uint32_t home_of(const Key& key) const { return addr_hash(key) >> shift_; }
 
   // The cell holding `key`, or the empty cell where it would go.
-  std::uint32_t locate(std::uint32_t key) const {
+  std::uint32_t locate(const Key& key) const {
     std::uint32_t i = home_of(key);
     while (cells_[i].slot != empty && cells_[i].key != key) i = (i + 1) & mask_;
     return i;

@@ -5,19 +5,13 @@
 
 namespace affine::stack {
 
-namespace {
-constexpr std::uint32_t nil = UINT32_MAX;
-}  // namespace
-
 arp_cache::arp_cache(const arp_config& config)
     : config_(config),
       entries_(config.capacity),
-      pool_packet_(config.queue_total),
-      pool_next_(config.queue_total),
+      pool_(config.queue_total),
       out_(config.queue_total),
       requests_(config.capacity) {
   assert(config.queue_per_entry > 0 && config.queue_total > 0 && config.max_requests > 0);
-  for (std::uint32_t i = 0; i < config.queue_total; ++i) pool_next_[i] = i + 1 < config.queue_total ? i + 1 : nil;
 }
 
 std::optional<mac_address> arp_cache::lookup(std::uint32_t ip, std::uint64_t now_ns) const {
@@ -42,7 +36,7 @@ arp_resolution arp_cache::resolve(std::uint32_t ip, rte_mbuf* packet, std::uint6
   }
   // A new resolution: no entry, or an answer gone stale. It needs a place
   // in the pool that no other address gives up.
-  if (pool_free_ == nil) {
+  if (pool_.full()) {
     ++counts_.drop_queue_total;
     return {arp_resolve::dropped_queue_full, {}};
   }
@@ -52,7 +46,7 @@ arp_resolution arp_cache::resolve(std::uint32_t ip, rte_mbuf* packet, std::uint6
   e->since = now_ns;
   arm(*e, now_ns + config_.retry_ns);
   ++counts_.requests;
-  push(*e, packet);
+  pool_.push(e->waiting, packet);
   return {arp_resolve::send_request, out()};
 }
 
@@ -80,7 +74,7 @@ std::span<rte_mbuf* const> arp_cache::on_arp(std::uint32_t sender_ip, const mac_
   } else if (e->st == state::incomplete) {
     // RFC 1122 2.3.2.2: the saved packets go out once the address is known.
     ++counts_.resolved;
-    while (e->queued > 0) out_[out_count_++] = pop(*e);
+    while (e->waiting.queued > 0) out_[out_count_++] = pool_.pop(e->waiting);
   }
   // RFC 826 "Packet Reception": an existing pair is always updated (the
   // merge flag), which also refreshes its timeout (RFC 1122 2.3.2.1).
@@ -168,40 +162,13 @@ void arp_cache::enqueue(entry& e, rte_mbuf* packet) {
   // RFC 1122 2.3.2.2: "SHOULD save at least one (the latest) packet": when
   // a bound is reached the oldest waiting packet of this address gives way.
   // An incomplete entry always holds one, so this never fails.
-  if (e.queued == config_.queue_per_entry) {
-    drop(pop(e), counts_.drop_queue_entry);
-  } else if (pool_free_ == nil) {
-    assert(e.queued > 0);
-    drop(pop(e), counts_.drop_queue_total);
-  }
-  push(e, packet);
-}
-
-void arp_cache::push(entry& e, rte_mbuf* packet) {
-  const std::uint32_t i = pool_free_;
-  assert(i != nil);
-  pool_free_ = pool_next_[i];
-  pool_packet_[i] = packet;
-  pool_next_[i] = nil;
-  (e.tail == nil ? e.head : pool_next_[e.tail]) = i;
-  e.tail = i;
-  ++e.queued;
-  ++pending_;
-}
-
-rte_mbuf* arp_cache::pop(entry& e) {
-  const std::uint32_t i = e.head;
-  e.head = pool_next_[i];
-  if (e.head == nil) e.tail = nil;
-  --e.queued;
-  --pending_;
-  pool_next_[i] = pool_free_;
-  pool_free_ = i;
-  return pool_packet_[i];
+  const auto out = pool_.enqueue(e.waiting, packet, config_.queue_per_entry);
+  if (out.reason != pending_pool::bound::none)
+    drop(out.packet, out.reason == pending_pool::bound::per_entry ? counts_.drop_queue_entry : counts_.drop_queue_total);
 }
 
 void arp_cache::drop_all(entry& e, std::uint64_t& reason) {
-  while (e.queued > 0) drop(pop(e), reason);
+  while (e.waiting.queued > 0) drop(pool_.pop(e.waiting), reason);
 }
 
 // Every dropped packet passes here: counted by its reason, handed back to free.

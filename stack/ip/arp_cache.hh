@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "stack/ip/addr_map.hh"
+#include "stack/ip/pending_pool.hh"
 
 struct rte_mbuf;
 
@@ -116,7 +117,7 @@ class arp_cache {
   std::span<rte_mbuf* const> clear();
 
   std::uint32_t size() const { return entries_.size(); }
-  std::uint32_t pending() const { return pending_; }
+  std::uint32_t pending() const { return pool_.size(); }
   const counters& counts() const { return counts_; }
 
  private:
@@ -128,9 +129,7 @@ class arp_cache {
     mac_address mac{};
     state st = state::incomplete;
     std::uint32_t requests = 0;  // requests sent while incomplete
-    std::uint32_t queued = 0;
-    std::uint32_t head = UINT32_MAX;
-    std::uint32_t tail = UINT32_MAX;
+    pending_list waiting;
     std::uint64_t deadline = 0;  // reachable: the answer expires; incomplete: the next request or failure
     std::uint64_t since = 0;     // created or last confirmed: eviction takes the oldest
   };
@@ -139,8 +138,6 @@ class arp_cache {
   bool evict(bool may_evict_pending);
   void arm(entry& e, std::uint64_t deadline);
   void enqueue(entry& e, rte_mbuf* packet);
-  void push(entry& e, rte_mbuf* packet);
-  rte_mbuf* pop(entry& e);
   void drop_all(entry& e, std::uint64_t& reason);
   void drop(rte_mbuf* packet, std::uint64_t& reason);
   std::span<rte_mbuf* const> out() const { return {out_.data(), out_count_}; }
@@ -150,12 +147,7 @@ class arp_cache {
   arp_config config_;
   std::atomic<std::uint64_t> changes_{0};  // written under the owner's lock
   addr_map<entry> entries_;
-  // The pending pool: queue_total places, each a packet and the next place
-  // of its entry's list; free places form a list of their own.
-  std::vector<rte_mbuf*> pool_packet_;
-  std::vector<std::uint32_t> pool_next_;
-  std::uint32_t pool_free_ = 0;
-  std::uint32_t pending_ = 0;
+  pending_pool pool_;  // queue_total places for every entry's waiting packets
   // What one call hands back (its spans point here).
   std::vector<rte_mbuf*> out_;
   std::size_t out_count_ = 0;
