@@ -3,6 +3,7 @@
 
 #include <charconv>
 
+#include "affine/address.hh"
 #include "affine/config.hh"
 
 namespace affine {
@@ -28,25 +29,50 @@ bool is_ipv4(std::string_view s) {
   return is_octet(s);
 }
 
-bool is_ipv4_cidr(std::string_view s) {
-  const std::size_t slash = s.find('/');
-  if (slash == std::string_view::npos || !is_ipv4(s.substr(0, slash))) return false;
-  const std::string_view prefix = s.substr(slash + 1);
+// A prefix length 0..max, decimal, without leading zeros.
+bool is_prefix_length(std::string_view p, unsigned max) {
   unsigned n = 0;
-  const auto [end, ec] = std::from_chars(prefix.data(), prefix.data() + prefix.size(), n);
-  return !prefix.empty() && prefix.size() <= 2 && ec == std::errc{} && end == prefix.data() + prefix.size() && n <= 32;
+  const auto [end, ec] = std::from_chars(p.data(), p.data() + p.size(), n);
+  return !p.empty() && p.size() <= 3 && (p.size() == 1 || p[0] != '0') && ec == std::errc{} &&
+         end == p.data() + p.size() && n <= max;
 }
 
-const string_format ipv4_cidr_or_none{
-    .valid = [](std::string_view s) { return s.empty() || is_ipv4_cidr(s); },
-    .noun = "an IPv4 address with prefix length",
-    .allowed = "like \"10.77.0.2/24\", or \"\"",
+bool is_ipv4_cidr(std::string_view s) {
+  const std::size_t slash = s.find('/');
+  return slash != std::string_view::npos && is_ipv4(s.substr(0, slash)) && is_prefix_length(s.substr(slash + 1), 32);
+}
+
+// An IPv6 address (RFC 4291 2.2, no zone) and a prefix length 0..128.
+bool is_ipv6_cidr(std::string_view s) {
+  const std::size_t slash = s.find('/');
+  if (slash == std::string_view::npos) return false;
+  const auto a = net::ipv6_address::parse(s.substr(0, slash));
+  return a.has_value() && a->scope_id == 0 && is_prefix_length(s.substr(slash + 1), 128);
+}
+
+const string_format cidr_or_none{
+    .valid = [](std::string_view s) { return s.empty() || is_ipv4_cidr(s) || is_ipv6_cidr(s); },
+    .noun = "an IPv4 or IPv6 address with prefix length",
+    .allowed = "like \"10.77.0.2/24\" or \"fd77::2/64\", or \"\"",
 };
 
-const string_format ipv4_or_none{
-    .valid = [](std::string_view s) { return s.empty() || is_ipv4(s); },
-    .noun = "an IPv4 address",
-    .allowed = "like \"10.77.0.1\", or \"\"",
+const string_format address_or_none{
+    .valid = [](std::string_view s) {
+      if (s.empty() || is_ipv4(s)) return true;
+      auto a = net::ipv6_address::parse(s);
+      return a.has_value() && a->scope_id == 0;
+    },
+    .noun = "an IPv4 or IPv6 address",
+    .allowed = "like \"10.77.0.1\" or \"fe80::1\", or \"\"",
+};
+
+// RFC 7217's secret_key: 128 bits as 32 hex digits.
+const string_format secret_or_none{
+    .valid = [](std::string_view s) {
+      return s.empty() || (s.size() == 32 && s.find_first_not_of("0123456789abcdefABCDEF") == std::string_view::npos);
+    },
+    .noun = "a 128-bit secret",
+    .allowed = "32 hex digits, or \"\" for one derived from /etc/machine-id",
 };
 
 // [reactor]: DESIGN.md section 2.
@@ -208,11 +234,30 @@ table_spec port() {
           enumeration("rss", {"symmetric", "default", "off"}, "symmetric",
                       "RSS hash key: symmetric (both directions of a flow on one queue), the driver's default, or "
                       "no RSS."),
-          string("ip", "",
-                 "The port's IPv4 address and prefix length; \"\" = none (the uring driver uses the kernel's "
-                 "addresses).",
-                 &ipv4_cidr_or_none),
-          string("gateway", "", "IPv4 address of the default gateway; \"\" = none.", &ipv4_or_none),
+          string_list("ip", {},
+                      "The port's addresses with their prefix lengths, one or a list: [\"10.77.0.2/24\", "
+                      "\"fd77::2/64\"]; one IPv4 address (the stack needs it) and up to 8 IPv6 ones. None: the "
+                      "uring driver uses the kernel's addresses.",
+                      &cidr_or_none),
+          string_list("gateway", {},
+                      "Default gateways, at most one per family: an IPv4 one on the port's subnet, an IPv6 one "
+                      "link-local or inside one of its prefixes. None: no IPv4 gateway, and an IPv6 default router "
+                      "from router advertisements.",
+                      &address_or_none),
+          enumeration("link_local", {"stable", "eui64", "off"}, "stable",
+                      "The port's IPv6 link-local address (RFC 4291 2.5.1): a stable opaque identifier (RFC 7217, "
+                      "as RFC 8064 recommends), the MAC's modified EUI-64, or none (then IPv6 runs only with an "
+                      "address in ip)."),
+          string("stable_secret", "",
+                 "RFC 7217's secret key for the stable link-local address; \"\" = derived from /etc/machine-id "
+                 "(the same address on every start of this machine).",
+                 &secret_or_none),
+          boolean("router_advertisements", true,
+                  "Take the default IPv6 router from router advertisements (RFC 4861 6.3.4) when gateway has no "
+                  "IPv6 one."),
+          integer("dad_transmits", {0, 10}, 1,
+                  "Duplicate Address Detection probes per IPv6 address before it is used (RFC 4862 "
+                  "DupAddrDetectTransmits); 0 = no DAD."),
           integer("mtu", {68, 9216}, 1500,
                   "MTU in bytes. Each packet buffer is sized for a whole frame: over 2026, mtu + 22 bytes apiece, times "
                   "mbufs."),

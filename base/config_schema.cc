@@ -80,6 +80,16 @@ key_spec string_array(std::string_view name, std::vector<std::string> def, std::
   return {.name = name, .type = value_type::string_array, .default_value = value(std::move(def)), .help = help};
 }
 
+key_spec string_list(std::string_view name, std::vector<std::string> def, std::string_view help,
+                     const string_format* format) {
+  return {.name = name,
+          .type = value_type::string_array,
+          .default_value = value(std::move(def)),
+          .format = format,
+          .one_or_many = true,
+          .help = help};
+}
+
 key_spec cores(std::string_view name, core_list def, std::string_view help) {
   return {.name = name,
           .type = value_type::core_list,

@@ -32,6 +32,7 @@ std::optional<value> typed(const key_spec& k, const toml::node& n) {
       }
       return std::nullopt;
     case value_type::string_array:
+      if (const auto* s = n.as_string(); s && k.one_or_many) return value(std::vector<std::string>{s->get()});
       if (const auto* a = n.as_array()) {
         std::vector<std::string> list;
         for (const toml::node& element : *a) {
@@ -78,7 +79,9 @@ std::string_view toml_noun(const toml::node& n) {
 std::expected<value, std::string> from_toml(const key_spec& k, const toml::node& n) {
   auto v = typed(k, n);
   if (!v) {
-    std::string what = fmt::format("expected {}, got {}", expected_noun(k.type), given_noun(k, n));
+    std::string what = fmt::format("expected {}, got {}",
+                                   k.one_or_many ? "a string or an array of strings" : expected_noun(k.type),
+                                   given_noun(k, n));
     // A list of choices helps more than the type alone.
     if (k.type == value_type::enumeration || k.type == value_type::core_list) {
       what += fmt::format(" (allowed: {})", allowed_text(k));

@@ -107,7 +107,7 @@ std::string allowed_text(const key_spec& k) {
     case value_type::integer: return fmt::format("{}..{}", k.range.min, k.range.max);
     case value_type::enumeration: return choices_text(k);
     case value_type::string: return k.format ? std::string(k.format->allowed) : std::string();
-    case value_type::string_array: return {};
+    case value_type::string_array: return k.format ? std::string(k.format->allowed) : std::string();
     case value_type::core_list:
       return fmt::format("\"auto\", \"all\", a list like \"0-7\" or \"0,2,4-6\", or a count {}..{}", k.range.min,
                          k.range.max);
@@ -158,8 +158,16 @@ std::optional<std::string> check_value(const key_spec& k, const value& v) {
       }
       return std::nullopt;
     }
-    case value_type::boolean:
-    case value_type::string_array: return std::nullopt;
+    case value_type::string_array: {
+      const auto& list = std::get<std::vector<std::string>>(v);
+      if (!k.format) return std::nullopt;
+      for (std::size_t i = 0; i < list.size(); ++i)
+        if (!k.format->valid(list[i]))
+          return fmt::format("{}{} is not {} (allowed: {})", list.size() > 1 || !k.one_or_many ? fmt::format("[{}] ", i) : "",
+                             quoted(list[i]), k.format->noun, k.format->allowed);
+      return std::nullopt;
+    }
+    case value_type::boolean: return std::nullopt;
   }
   return std::nullopt;
 }

@@ -10,7 +10,8 @@
 namespace affine::stack {
 
 std::string_view to_string(layer l) {
-  static constexpr std::array<std::string_view, layer_count> names{"eth", "arp", "ipv4", "icmp", "udp", "tcp"};
+  static constexpr std::array<std::string_view, layer_count> names{"eth",  "arp",    "ipv4", "icmp", "udp",
+                                                                   "tcp", "ipv6", "icmpv6", "ndp"};
   return names[std::size_t(l)];
 }
 
@@ -19,7 +20,8 @@ std::string_view to_string(drop d) {
       "not_our_mac",   "unknown_ethertype", "arp_not_for_us", "not_our_address",
       "fragment",      "unknown_protocol",  "icmp_ignored",   "icmp_out_of_window", "udp_no_socket",   "udp_queue_full",
       "tcp_no_socket", "tcp_connection_limit", "tcp_time_wait_full", "no_mbuf",     "arp_queue_full",
-      "arp_unresolved", "no_route",         "tx_too_big"};
+      "arp_unresolved", "no_route",         "tx_too_big",     "nd_not_for_us",      "icmp_rate_limited",
+      "nd_queue_full",  "nd_unresolved"};
   return names[std::size_t(d)];
 }
 

@@ -24,8 +24,8 @@ namespace affine::stack {
 
 // Where a packet was refused: a parse error at a layer, or one of the
 // reasons below.
-enum class layer : std::uint8_t { ethernet, arp, ipv4, icmp, udp, tcp };
-inline constexpr std::size_t layer_count = 6;
+enum class layer : std::uint8_t { ethernet, arp, ipv4, icmp, udp, tcp, ipv6, icmpv6, ndp };
+inline constexpr std::size_t layer_count = 9;
 inline constexpr std::size_t parse_error_count = std::size_t(parse_error::unsupported) + 1;
 
 enum class drop : std::uint8_t {
@@ -47,8 +47,12 @@ enum class drop : std::uint8_t {
   arp_unresolved,     // the next hop never answered ARP
   no_route,           // no next hop for the destination
   tx_too_big,         // a packet that cannot fit one mbuf
+  nd_not_for_us,      // Neighbor Discovery for an address not ours (or not yet: tentative)
+  icmp_rate_limited,  // an ICMPv6 error not sent: past icmpv6_errors_per_s (RFC 4443 2.4(f))
+  nd_queue_full,      // no room to wait for a Neighbor Advertisement
+  nd_unresolved,      // the next hop never answered Neighbor Solicitations
 };
-inline constexpr std::size_t drop_count = std::size_t(drop::tx_too_big) + 1;
+inline constexpr std::size_t drop_count = std::size_t(drop::nd_unresolved) + 1;
 inline constexpr std::size_t tcp_drop_count = std::size_t(tcp::drop_reason::ack_too_old) + 1;
 
 class core_counters {
@@ -85,6 +89,9 @@ class core_counters {
   // Traffic.
   std::atomic<std::uint64_t> rx_packets{0}, tx_packets{0}, tcp_segments_in{0}, tcp_segments_out{0};
   std::atomic<std::uint64_t> arp_requests_sent{0}, arp_replies_sent{0}, icmp_echo_replies{0};
+  std::atomic<std::uint64_t> nd_solicitations_sent{0}, nd_advertisements_sent{0};
+  // Our addresses Duplicate Address Detection found in use (RFC 4862 5.4.5).
+  std::atomic<std::uint64_t> ipv6_duplicates{0};
   // SYN cookies (RFC 4987 3.6) answered, and returned valid (the invalid
   // ones are the drop tcp.syn_cookie_invalid).
   std::atomic<std::uint64_t> syn_cookies_sent{0}, syn_cookies_accepted{0};

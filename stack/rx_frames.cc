@@ -1,5 +1,5 @@
 // The RX path (DESIGN.md 2, 4): Ethernet, ARP, IPv4 and ICMP, then the
-// transport. Runs on the reactor that polled the packet; never blocks,
+// transport; IPv6 goes on in rx_ipv6.cc. Runs on the reactor that polled the packet; never blocks,
 // never runs user code; every packet it refuses is counted under its reason.
 
 #include <rte_mbuf.h>
@@ -64,13 +64,14 @@ void stack::frame_in(per_core& pc, rte_mbuf* m, std::uint64_t now) {
     return;
   }
   const mac_address dst = eth->dst();
-  if (dst != mac_ && dst != broadcast_mac) {
+  if (dst != mac_ && dst != broadcast_mac && !ipv6_group_mac(dst)) {
     pc.counters.count(drop::not_our_mac);
     return;
   }
   switch (eth->type()) {
     case ether_type::arp: arp_in(pc, eth->payload(), now); return;
     case ether_type::ipv4: ipv4_in(pc, m, eth->payload(), now); return;
+    case ether_type::ipv6: ipv6_in(pc, eth->payload(), now); return;
     default: pc.counters.count(drop::unknown_ethertype); return;
   }
 }

@@ -9,6 +9,7 @@
 
 #include "affine/log.hh"
 #include "reactor/here.hh"
+#include "stack/link_local.hh"
 #include "stack/per_core.hh"
 
 namespace affine::stack {
@@ -51,6 +52,7 @@ std::expected<std::unique_ptr<stack>, std::string> stack::create(runtime& rt, dr
     pc->timer_fiber = std::move(*f);
   }
   st->attachment_->start();
+  st->start_ipv6(st->here(), now_ns());
   return st;
 }
 
@@ -67,9 +69,24 @@ stack::stack(runtime& rt, drivers::port& port, const stack_config& cfg, route_ta
       challenge_budget_(cfg.challenge_acks_per_s, std::random_device{}()),
       flows_(cfg.max_connections),
       arp_(cfg.arp),
+      nd_(cfg.neighbors),
+      icmpv6_errors_(cfg.icmpv6_errors_per_s, std::random_device{}()),
       pmtu_(path_mtu_config{.interface_mtu = port.caps().mtu}),
       listeners_(rt.cores()),
-      next_port_(49152 + std::uint32_t(now_ns() % 16384)) {}
+      next_port_(49152 + std::uint32_t(now_ns() % 16384)) {
+  ipv6_interface_config v6{.addresses = cfg.ipv6,
+                           .gateway = cfg.gateway6,
+                           .accept_router_advertisements = cfg.accept_router_advertisements && !cfg.gateway6,
+                           .dad_transmits = cfg.dad_transmits};
+  if (cfg.link_local != stack_config::link_local_mode::off) {
+    // RFC 4291 2.5.1, RFC 7217 5 (its net_iface: the port's name).
+    const ipv6_bytes ll = cfg.link_local == stack_config::link_local_mode::eui64
+                              ? eui64_link_local(mac_)
+                              : stable_address(link_local_prefix, port.name(), cfg.stable_secret);
+    v6.addresses.insert(v6.addresses.begin(), ipv6_prefix_address{ll, 64});
+  }
+  if (!v6.addresses.empty()) v6_.emplace(std::move(v6));
+}
 
 stack::~stack() {
   for (auto& pc : cores_) {
@@ -92,6 +109,10 @@ stack::~stack() {
     udp_ports_.clear();
   }
   for (auto& pc : cores_) release_timers(*pc);
+  {
+    std::lock_guard g(v6_lock_);
+    for (rte_mbuf* m : nd_.clear()) rte_pktmbuf_free(m);
+  }
   std::lock_guard g(arp_lock_);
   for (rte_mbuf* m : arp_.clear()) rte_pktmbuf_free(m);
 }

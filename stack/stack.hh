@@ -30,6 +30,8 @@
 #include "stack/flow_table.hh"
 #include "stack/port_table.hh"
 #include "stack/ip/arp_cache.hh"
+#include "stack/ip/ipv6_interface.hh"
+#include "stack/ip/neighbor_cache.hh"
 #include "stack/ip/reassembly.hh"
 #include "stack/ip/route.hh"
 #include "stack/wire/icmp.hh"
@@ -42,6 +44,9 @@
 #include "stack/tcp/syn_cookie.hh"
 #include "stack/udp_socket.hh"
 #include "stack/wire/ipv4.hh"
+#include "stack/wire/icmpv6.hh"
+#include "stack/wire/ipv6.hh"
+#include "stack/wire/ndp.hh"
 
 namespace affine::stack {
 
@@ -65,6 +70,21 @@ struct stack_config {
   // RX queue q's busy-poll budget in microseconds ([[port.rxq]]
   // busy_poll_budget_us; seed 001); missing or -1: busy_poll.budget_us.
   std::vector<std::int64_t> busy_poll_budget_us;
+
+  // IPv6 (issue 21). The port's addresses besides its link-local one,
+  // which is derived from the MAC (RFC 4291 2.5.1, modified EUI-64) or as
+  // a stable identifier (RFC 7217), or not at all; with no address and no
+  // link-local one the port has no IPv6 (the default here: the file's
+  // default is a stable link-local address).
+  std::vector<ipv6_prefix_address> ipv6;
+  enum class link_local_mode : std::uint8_t { off, eui64, stable };
+  link_local_mode link_local = link_local_mode::off;
+  std::array<std::uint8_t, 16> stable_secret{};  // RFC 7217's secret_key
+  std::optional<ipv6_bytes> gateway6;
+  bool accept_router_advertisements = true;
+  std::uint32_t dad_transmits = 1;          // RFC 4862 5.1
+  std::uint32_t icmpv6_errors_per_s = 1000;  // RFC 4443 2.4(f), over the port; 0: no bound
+  neighbor_config neighbors;
 };
 
 class stack final : public drivers::packet_sink {
@@ -103,6 +123,10 @@ class stack final : public drivers::packet_sink {
   };
   timer_counts timers(unsigned core) const;
   const arp_cache::counters& arp_counts() const { return arp_.counts(); }
+  // The port's IPv6 addresses with their DAD state (the link-local one
+  // first), and the interface's counters; none without IPv6.
+  std::vector<ipv6_interface::address_entry> ipv6_addresses();
+  ipv6_interface::counters ipv6_counts();
   const rss_steering& steering() const { return steering_; }
   drivers::port& port() { return port_; }
   // Packets the core's TX queue dropped (the port's ring was full).
@@ -152,6 +176,9 @@ class stack final : public drivers::packet_sink {
   void process(unsigned core, std::span<rte_mbuf*> pkts, int queue = -1) { process(core, pkts, queue, now_ns()); }
   void process(unsigned core, std::span<rte_mbuf*> pkts, int queue, std::uint64_t now);
   void frame_in(per_core& pc, rte_mbuf* m, std::uint64_t now);
+  // An Ethernet multicast address of an IPv6 group the port joined (RFC
+  // 2464 7): all-nodes, and each address's solicited-node group.
+  bool ipv6_group_mac(const mac_address& mac);
   void arp_in(per_core& pc, std::span<const std::byte> bytes, std::uint64_t now);
   void ipv4_in(per_core& pc, rte_mbuf* m, std::span<const std::byte> bytes, std::uint64_t now);
   void transport_in(per_core& pc, const ipv4_header& ip, std::span<const std::byte> payload, bool l4_checked,
@@ -165,6 +192,23 @@ class stack final : public drivers::packet_sink {
   void apply_path_mtu(tcp::connection& c, std::uint32_t dst, std::uint64_t now);
   void udp_in(per_core& pc, const ipv4_header& ip, std::span<const std::byte> bytes, bool l4_checked,
               std::uint64_t now);
+
+  // rx_ipv6.cc: IPv6, ICMPv6 and Neighbor Discovery on the RX path.
+  void ipv6_in(per_core& pc, std::span<const std::byte> bytes, std::uint64_t now);
+  void icmpv6_in(per_core& pc, const ipv6_header& ip, std::span<const std::byte> bytes, ipv6_interface::match to,
+                 std::uint64_t now);
+  void solicitation_in(per_core& pc, const ipv6_header& ip, const icmpv6_view& v, std::uint64_t now);
+  void advertisement_in(per_core& pc, const ipv6_header& ip, const icmpv6_view& v, std::uint64_t now);
+  void router_advertisement_in(per_core& pc, const ipv6_header& ip, const icmpv6_view& v, std::uint64_t now);
+
+  // neighbors.cc: the neighbor cache (RFC 4861 7.2, 7.3) as the stack
+  // uses it, and the IPv6 interface's timers (DAD, routers) on core 0.
+  void learn_neighbor(per_core& pc, const ipv6_bytes& addr, const mac_address& mac, std::uint64_t now);
+  void advertised_neighbor(per_core& pc, const neighbor_advertisement& na, std::uint64_t now);
+  void transmit_ipv6(per_core& pc, rte_mbuf* m, const ipv6_bytes& next_hop, std::uint64_t now);
+  std::uint64_t ipv6_deadline();  // core 0's timer fiber
+  void ipv6_timers(per_core& pc, std::uint64_t now);
+  void start_ipv6(per_core& pc, std::uint64_t now);
 
   // rx_tcp_demux.cc: segments to sockets and listeners.
   // The addresses come by value: a header struct just built a field at a
@@ -183,6 +227,22 @@ class stack final : public drivers::packet_sink {
   void icmp_unreachable(per_core& pc, std::uint8_t code, std::span<const std::byte> datagram, std::uint32_t to,
                         std::uint64_t now);
   void transmit(per_core& pc, rte_mbuf* m, std::uint32_t next_hop, std::uint64_t now);
+
+  // tx_ipv6.cc: IPv6 out. `dst_mac` given: sent there, no next hop looked
+  // up (multicast, or an answer to a solicitation that named its sender's).
+  rte_mbuf* ipv6_frame(per_core& pc, const ipv6_header& h, std::size_t l4_bytes, l4_writer write);
+  void send_ipv6(per_core& pc, const ipv6_header& h, std::size_t l4_bytes, l4_writer write, std::uint64_t now,
+                 std::optional<mac_address> dst_mac = {});
+  void send_icmpv6(per_core& pc, const ipv6_bytes& src, const ipv6_bytes& dst, std::uint8_t hop_limit,
+                   std::size_t bytes, l4_writer write, std::uint64_t now, std::optional<mac_address> dst_mac = {});
+  void echo6_reply(per_core& pc, const ipv6_header& ip, const icmpv6_view& v, std::uint64_t now);
+  void icmpv6_error(per_core& pc, icmpv6_type type, std::uint8_t code, std::uint32_t pointer,
+                    std::span<const std::byte> packet, std::uint64_t now);
+  void send_advertisement(per_core& pc, const neighbor_advertisement& na, const ipv6_bytes& dst,
+                          std::optional<mac_address> dst_mac, std::uint64_t now);
+  void send_solicitation(per_core& pc, const ipv6_bytes& target, std::optional<mac_address> unicast_to, bool dad,
+                         std::uint64_t now);
+  void send_mld_report(per_core& pc);
   per_core& here();
   tcp_socket* lock_flow(per_core& pc, const flow_tuple& t);
   void forget_flow(per_core& pc);
@@ -221,6 +281,12 @@ class stack final : public drivers::packet_sink {
   std::atomic<std::size_t> time_wait_count_{0};  // sockets with in_time_wait set
   spinlock arp_lock_;
   arp_cache arp_;  // under arp_lock_
+  // IPv6 (issue 21): the interface's addresses and routers and the
+  // neighbor cache, one lock for both; empty v6_: the port has no IPv6.
+  spinlock v6_lock_;
+  std::optional<ipv6_interface> v6_;  // under v6_lock_
+  neighbor_cache nd_;                 // under v6_lock_
+  tcp::challenge_budget icmpv6_errors_;  // RFC 4443 2.4(f)
   spinlock pmtu_lock_;
   path_mtu_cache pmtu_;  // under pmtu_lock_: RFC 1191 estimates per destination
   spinlock listeners_lock_;             // serializes listen() and close_listener()

@@ -151,8 +151,11 @@ void stack::timer_loop(per_core& pc) {
     pc.timer_armed.store(pc.wheel.size(), std::memory_order_relaxed);
     std::uint64_t arp_deadline = UINT64_MAX;
     if (pc.index == 0) {
-      std::lock_guard g(arp_lock_);
-      arp_deadline = arp_.next_deadline();
+      {
+        std::lock_guard g(arp_lock_);
+        arp_deadline = arp_.next_deadline();
+      }
+      arp_deadline = std::min(arp_deadline, ipv6_deadline());  // the neighbor cache's, DAD's, the routers'
     }
     const bool other_work = pc.reasm.next_deadline() <= now || arp_deadline <= now;
     if (pc.due.empty() && !other_work) {
@@ -188,6 +191,7 @@ void stack::timer_loop(per_core& pc) {
       }
       for (std::uint32_t ip : e.request) send_arp(pc, false, broadcast_mac, ip);
     }
+    if (pc.index == 0) ipv6_timers(pc, now);
   }
 }
 

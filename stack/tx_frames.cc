@@ -9,6 +9,7 @@
 
 #include "stack/per_core.hh"
 #include "stack/stack.hh"
+#include "stack/tx_mbuf.hh"
 #include "stack/tcp/reset.hh"
 #include "stack/wire/arp.hh"
 #include "stack/wire/ethernet.hh"
@@ -21,15 +22,6 @@ namespace {
 
 constexpr std::size_t eth_len = 14;
 constexpr std::size_t ip_len = 20;
-
-std::span<std::byte> room(rte_mbuf* m) {
-  return {rte_pktmbuf_mtod(m, std::byte*), std::size_t(rte_pktmbuf_tailroom(m)) + m->data_len};
-}
-
-void set_length(rte_mbuf* m, std::size_t n) {
-  m->data_len = std::uint16_t(n);
-  m->pkt_len = std::uint32_t(n);
-}
 
 }  // namespace
 
@@ -45,7 +37,7 @@ void stack::send_ipv4(per_core& pc, std::uint32_t dst, ip_protocol proto, std::s
     pc.counters.count(drop::no_mbuf);
     return;
   }
-  std::span<std::byte> out = room(m);
+  std::span<std::byte> out = tx_room(m);
   if (eth_len + ip_len + l4_bytes > out.size()) {
     rte_pktmbuf_free(m);
     pc.counters.count(drop::tx_too_big);
@@ -62,7 +54,7 @@ void stack::send_ipv4(per_core& pc, std::uint32_t dst, ip_protocol proto, std::s
   ih.payload_length = std::uint16_t(l4);
   (void)emit_ipv4(ih, out.subspan(eth_len), tx_ip_offload_ ? checksum_mode::offload : checksum_mode::software);
   (void)emit_ethernet({.dst = {}, .src = mac_, .type = ether_type::ipv4}, out);
-  set_length(m, eth_len + ip_len + l4);
+  set_frame_length(m, eth_len + ip_len + l4);
   if (tx_ip_offload_) {
     m->l2_len = eth_len;
     m->l3_len = ip_len;
@@ -140,7 +132,7 @@ void stack::send_arp(per_core& pc, bool reply, const mac_address& dst_mac, std::
     pc.counters.count(drop::no_mbuf);
     return;
   }
-  std::span<std::byte> out = room(m);
+  std::span<std::byte> out = tx_room(m);
   (void)emit_ethernet({.dst = dst_mac, .src = mac_, .type = ether_type::arp}, out);
   arp_packet p{.op = reply ? arp_op::reply : arp_op::request,
                .sender_mac = mac_,
@@ -148,7 +140,7 @@ void stack::send_arp(per_core& pc, bool reply, const mac_address& dst_mac, std::
                .target_mac = reply ? dst_mac : mac_address{},
                .target_ip = target_ip};
   (void)emit_arp(p, out.subspan(eth_len));
-  set_length(m, 60);  // the Ethernet minimum (without FCS); the tail is padding
+  set_frame_length(m, 60);  // the Ethernet minimum (without FCS); the tail is padding
   std::memset(out.data() + eth_len + arp_view::length, 0, 60 - eth_len - arp_view::length);
   bump(reply ? pc.counters.arp_replies_sent : pc.counters.arp_requests_sent);
   bump(pc.counters.tx_packets);

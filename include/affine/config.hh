@@ -72,7 +72,8 @@ struct key_spec {
   std::optional<value> default_value;       // none: the key is required
   int_range range{};                        // integer; the count of a core_list
   std::vector<std::string_view> choices{};  // enumeration
-  const string_format* format = nullptr;    // string; the schema owns it (a static)
+  const string_format* format = nullptr;    // string, and each element of a string list; the schema owns it (a static)
+  bool one_or_many = false;                 // string_array: a single string is a list of one
   std::string_view help;                    // one line
 };
 
@@ -86,6 +87,10 @@ key_spec string(std::string_view name, std::optional<std::string_view> def, std:
 key_spec enumeration(std::string_view name, std::vector<std::string_view> choices, std::optional<std::string_view> def,
                      std::string_view help);
 key_spec string_array(std::string_view name, std::vector<std::string> def, std::string_view help);
+// A string or an array of strings, each checked by `format`; read with
+// get_strings() either way.
+key_spec string_list(std::string_view name, std::vector<std::string> def, std::string_view help,
+                     const string_format* format);
 key_spec cores(std::string_view name, core_list def, std::string_view help);
 
 // A [name] table, or with `array` an array of [[name]] tables (any number,

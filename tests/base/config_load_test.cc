@@ -127,8 +127,8 @@ TEST(config_load, full_file_gives_every_value) {
   EXPECT_EQ(p.get_strings("eal"), (std::vector<std::string>{"--no-huge", "--vdev=net_tap0,iface=affine0"}));
   EXPECT_EQ(p.get_int("queues"), 4);
   EXPECT_EQ(p.get_string("rss"), "default");
-  EXPECT_EQ(p.get_string("ip"), "10.77.0.2/24");
-  EXPECT_EQ(p.get_string("gateway"), "10.77.0.1");
+  EXPECT_EQ(p.get_strings("ip"), std::vector<std::string>{"10.77.0.2/24"});
+  EXPECT_EQ(p.get_strings("gateway"), std::vector<std::string>{"10.77.0.1"});
   EXPECT_EQ(p.get_int("mtu"), 9000);
   EXPECT_EQ(p.get_string("pci"), "0000:03:00.0");
   EXPECT_EQ(p.get_int("numa_node"), 1);
@@ -306,24 +306,35 @@ TEST(config_load, first_error_in_line_order_is_reported) {
             "affine.toml:2: port[0].rxq[0].queue: required key is missing");
 }
 
-TEST(config_load, ip_must_be_an_ipv4_address_with_prefix_length) {
-  const std::string allowed = "(allowed: like \"10.77.0.2/24\", or \"\")";
+TEST(config_load, ip_takes_addresses_of_either_family_with_prefix_lengths) {
+  const std::string allowed = "(allowed: like \"10.77.0.2/24\" or \"fd77::2/64\", or \"\")";
   for (const char* bad : {"10.77.0.2", "10.77.0.300/24", "10.77.0/24", "10.77.0.2/33", "10.77.0.02/24", "10.77.0.2/",
-                          "a.b.c.d/8", "10.77.0.2/24 "}) {
-    EXPECT_EQ(
-        load_error(fmt::format("[[port]]\nip = \"{}\"\n", bad)),
-        fmt::format("affine.toml:2: port[0].ip: \"{}\" is not an IPv4 address with prefix length {}", bad, allowed));
+                          "a.b.c.d/8", "10.77.0.2/24 ", "fd77::2", "fd77::2/129", "fd77::2/064", "fd77:::2/64",
+                          "fe80::1%2/64"}) {
+    EXPECT_EQ(load_error(fmt::format("[[port]]\nip = \"{}\"\n", bad)),
+              fmt::format("affine.toml:2: port[0].ip: \"{}\" is not an IPv4 or IPv6 address with prefix length {}", bad,
+                          allowed));
   }
-  for (const char* good : {"10.77.0.2/24", "0.0.0.0/0", "255.255.255.255/32", ""}) {
+  for (const char* good : {"10.77.0.2/24", "0.0.0.0/0", "255.255.255.255/32", "", "fd77::2/64", "::ffff:0:0/96"}) {
     EXPECT_TRUE(load(fmt::format("[[port]]\nip = \"{}\"\n", good))) << good;
   }
+  // A list: each element checked, the wrong one named by its index.
+  EXPECT_TRUE(load("[[port]]\nip = [\"10.77.0.2/24\", \"fd77::2/64\"]\n"));
+  EXPECT_EQ(load_error("[[port]]\nip = [\"10.77.0.2/24\", \"fd77::2\"]\n"),
+            "affine.toml:2: port[0].ip: [1] \"fd77::2\" is not an IPv4 or IPv6 address with prefix length " + allowed);
+  EXPECT_EQ(load_error("[[port]]\nip = [\"10.77.0.2/24\", 7]\n"),
+            "affine.toml:2: port[0].ip: expected a string or an array of strings, got an integer at index 1");
+  EXPECT_EQ(load_error("[[port]]\nip = 7\n"),
+            "affine.toml:2: port[0].ip: expected a string or an array of strings, got an integer");
 }
 
-TEST(config_load, gateway_must_be_an_ipv4_address) {
+TEST(config_load, gateway_takes_an_address_of_either_family) {
   EXPECT_EQ(load_error("[[port]]\ngateway = \"10.77.0.1/24\"\n"),
-            "affine.toml:2: port[0].gateway: \"10.77.0.1/24\" is not an IPv4 address (allowed: like \"10.77.0.1\", "
-            "or \"\")");
+            "affine.toml:2: port[0].gateway: \"10.77.0.1/24\" is not an IPv4 or IPv6 address (allowed: like "
+            "\"10.77.0.1\" or \"fe80::1\", or \"\")");
   EXPECT_TRUE(load("[[port]]\ngateway = \"10.77.0.1\"\n"));
+  EXPECT_TRUE(load("[[port]]\ngateway = [\"10.77.0.1\", \"fe80::1\"]\n"));
+  EXPECT_FALSE(load("[[port]]\ngateway = \"fe80::1%2\"\n"));  // a zone is the port's own
 }
 
 class config_file : public ::testing::Test {

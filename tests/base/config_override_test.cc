@@ -91,8 +91,12 @@ TEST(config_set, range_type_and_choice_errors_name_the_assignment) {
             "--set sched.wake_affine=sometimes: \"sometimes\" is not allowed (allowed: \"off\", \"task-only\", "
             "\"always\")");
   EXPECT_EQ(set_error({"port[0].ip=10.77.0.2"}),
-            "--set port[0].ip=10.77.0.2: \"10.77.0.2\" is not an IPv4 address with prefix length (allowed: like "
-            "\"10.77.0.2/24\", or \"\")");
+            "--set port[0].ip=10.77.0.2: \"10.77.0.2\" is not an IPv4 or IPv6 address with prefix length (allowed: "
+            "like \"10.77.0.2/24\" or \"fd77::2/64\", or \"\")");
+  // A list is TOML's array, each element checked.
+  EXPECT_EQ(set_error({"port[0].ip=[\"10.77.0.2/24\", \"fd77::2\"]"}),
+            "--set port[0].ip=[\"10.77.0.2/24\", \"fd77::2\"]: [1] \"fd77::2\" is not an IPv4 or IPv6 address with "
+            "prefix length (allowed: like \"10.77.0.2/24\" or \"fd77::2/64\", or \"\")");
 }
 
 TEST(config_set, malformed_paths_and_assignments_are_errors) {

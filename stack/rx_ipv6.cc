@@ -1,0 +1,181 @@
+// The IPv6 RX path (issue 21): the header and its extension chain (RFC
+// 8200 4), ICMPv6 (RFC 4443) and Neighbor Discovery (RFC 4861, with DAD,
+// RFC 4862 5.4). Like the IPv4 path it runs on the reactor that polled the
+// packet, never blocks and counts every packet it refuses under its reason.
+
+#include <rte_mbuf.h>
+
+#include <mutex>
+
+#include "affine/log.hh"
+#include "stack/per_core.hh"
+#include "stack/stack.hh"
+#include "stack/wire/icmpv6.hh"
+#include "stack/wire/ipv6.hh"
+#include "stack/wire/ndp.hh"
+
+namespace affine::stack {
+
+void stack::ipv6_in(per_core& pc, std::span<const std::byte> bytes, std::uint64_t now) {
+  if (!v6_) {
+    pc.counters.count(drop::unknown_ethertype);
+    return;
+  }
+  auto ip = ipv6_view::parse(bytes);
+  if (!ip) {
+    pc.counters.count(layer::ipv6, ip.error());
+    return;
+  }
+  const ipv6_header h = ip->header();
+  // RFC 4291 2.5.2: the unspecified address is never a destination; RFC
+  // 4862 5.4 lets only DAD's messages use it as a source.
+  ipv6_interface::match to;
+  {
+    std::lock_guard g(v6_lock_);
+    to = v6_->classify(h.dst);
+  }
+  if (to == ipv6_interface::match::none) {
+    pc.counters.count(drop::not_our_address);
+    return;
+  }
+  auto up = walk_ipv6_chain(*ip);
+  if (!up) {
+    pc.counters.count(layer::ipv6, up.error().reason);
+    // RFC 4443 2.4(e.3): no error in answer to a packet sent to multicast,
+    // except Parameter Problem code 2 where its option asked for one.
+    if (const auto code = up.error().icmp_code; code && (to != ipv6_interface::match::multicast || *code == 2))
+      icmpv6_error(pc, icmpv6_type::parameter_problem, *code, up.error().pointer, ip->packet(), now);
+    return;
+  }
+  if (up->fragment && !up->fragment->atomic()) {
+    pc.counters.count(drop::fragment);  // reassembly of IPv6 fragments: not yet
+    return;
+  }
+  // RFC 4862 5.4: a tentative address takes Neighbor Discovery only.
+  if (to == ipv6_interface::match::tentative && up->protocol != next_header::icmpv6) {
+    pc.counters.count(drop::not_our_address);
+    return;
+  }
+  switch (up->protocol) {
+    case next_header::icmpv6: icmpv6_in(pc, h, up->payload, to, now); return;
+    case next_header::none: pc.counters.count(drop::unknown_protocol); return;  // RFC 8200 4.7: nothing follows
+    default:
+      // TCP and UDP over IPv6 come with the rest of issue 21; until then,
+      // like any protocol this host does not carry: RFC 8200 4, code 1 at
+      // the Next Header field that names it.
+      pc.counters.count(drop::unknown_protocol);
+      if (to != ipv6_interface::match::multicast)
+        icmpv6_error(pc, icmpv6_type::parameter_problem, 1, std::uint32_t(up->protocol_field), ip->packet(), now);
+      return;
+  }
+}
+
+void stack::icmpv6_in(per_core& pc, const ipv6_header& ip, std::span<const std::byte> bytes,
+                      ipv6_interface::match to, std::uint64_t now) {
+  auto v = icmpv6_view::parse(bytes, ip.src, ip.dst);
+  if (!v) {
+    pc.counters.count(layer::icmpv6, v.error());
+    return;
+  }
+  switch (v->type()) {
+    case icmpv6_type::echo_request:
+      // RFC 4443 4.1: answered from the address it was sent to; to a
+      // multicast group only where a host chooses to (this one does not,
+      // as Linux's icmp_echo_ignore_multicast).
+      if (to != ipv6_interface::match::unicast) break;
+      echo6_reply(pc, ip, *v, now);
+      return;
+    case icmpv6_type::neighbor_solicitation: solicitation_in(pc, ip, *v, now); return;
+    case icmpv6_type::neighbor_advertisement: advertisement_in(pc, ip, *v, now); return;
+    case icmpv6_type::router_advertisement: router_advertisement_in(pc, ip, *v, now); return;
+    default: break;
+  }
+  pc.counters.count(drop::icmp_ignored);
+}
+
+// RFC 4861 7.2.3 and RFC 4862 5.4.3: a solicitation for one of our
+// addresses is answered; one from the unspecified address is another
+// node's DAD, which makes our tentative address a duplicate.
+void stack::solicitation_in(per_core& pc, const ipv6_header& ip, const icmpv6_view& v, std::uint64_t now) {
+  auto ns = parse_neighbor_solicitation(v, ip);
+  if (!ns) {
+    pc.counters.count(layer::ndp, ns.error());
+    return;
+  }
+  ipv6_interface::match target;
+  bool duplicate = false;
+  {
+    std::lock_guard g(v6_lock_);
+    target = v6_->classify(ns->target);
+    if (target == ipv6_interface::match::tentative && is_unspecified(ip.src)) duplicate = v6_->claimed(ns->target);
+  }
+  if (duplicate) {
+    bump(pc.counters.ipv6_duplicates);
+    AFFINE_LOG_RATELIMITED(warn, "stack on {}: {} is in use by another node (RFC 4862 5.4.3): not assigned", port_.name(),
+              net::ipv6_address{ns->target}.to_string());
+    return;
+  }
+  if (target != ipv6_interface::match::unicast) {
+    // Not ours, or tentative and solicited by a node that is not doing DAD
+    // (RFC 4862 5.4.3: silently discarded).
+    pc.counters.count(drop::nd_not_for_us);
+    return;
+  }
+  const bool dad = is_unspecified(ip.src);
+  if (!dad && ns->source_link_layer) learn_neighbor(pc, ip.src, *ns->source_link_layer, now);
+  // RFC 4861 7.2.4: Solicited set, Override set (we hold the address, no
+  // anycast), Router clear; to the source, or to all-nodes answering DAD.
+  const neighbor_advertisement na{.router = false, .solicited = !dad, .override = true, .target = ns->target,
+                                  .target_link_layer = mac_};
+  send_advertisement(pc, na, dad ? all_nodes : ip.src, dad ? std::optional<mac_address>{} : ns->source_link_layer, now);
+}
+
+// RFC 4861 7.2.5: an advertisement updates the neighbor cache; for our
+// tentative address it means the address is taken (RFC 4862 5.4.4).
+void stack::advertisement_in(per_core& pc, const ipv6_header& ip, const icmpv6_view& v, std::uint64_t now) {
+  auto na = parse_neighbor_advertisement(v, ip);
+  if (!na) {
+    pc.counters.count(layer::ndp, na.error());
+    return;
+  }
+  bool duplicate = false;
+  bool ours = false;
+  {
+    std::lock_guard g(v6_lock_);
+    const auto t = v6_->classify(na->target);
+    duplicate = t == ipv6_interface::match::tentative && v6_->claimed(na->target);
+    ours = t == ipv6_interface::match::unicast;
+  }
+  if (duplicate) {
+    bump(pc.counters.ipv6_duplicates);
+    AFFINE_LOG_RATELIMITED(warn, "stack on {}: {} is in use by another node (RFC 4862 5.4.4): not assigned", port_.name(),
+              net::ipv6_address{na->target}.to_string());
+    return;
+  }
+  if (ours) {
+    // Someone claims an address DAD gave us: theirs is the duplicate.
+    pc.counters.count(drop::nd_not_for_us);
+    return;
+  }
+  advertised_neighbor(pc, *na, now);
+}
+
+// RFC 4861 6.3.4: a router's lifetime as a default router, and its
+// link-layer address.
+void stack::router_advertisement_in(per_core& pc, const ipv6_header& ip, const icmpv6_view& v, std::uint64_t now) {
+  auto ra = parse_router_advertisement(v, ip);
+  if (!ra) {
+    pc.counters.count(layer::ndp, ra.error());
+    return;
+  }
+  {
+    std::lock_guard g(v6_lock_);
+    v6_->on_router_advertisement(ip.src, ra->router_lifetime, now);
+    // Its Reachable Time and Retrans Timer (milliseconds; 0: unspecified).
+    nd_.set_timers(std::uint64_t(ra->reachable_time) * 1'000'000, std::uint64_t(ra->retrans_timer) * 1'000'000);
+  }
+  if (ra->source_link_layer) learn_neighbor(pc, ip.src, *ra->source_link_layer, now);
+  poke_timer(*cores_[0]);  // the router's lifetime is a deadline of core 0's
+}
+
+}  // namespace affine::stack
