@@ -66,7 +66,8 @@ TEST(Icmpv6, EchoReplyBuiltInPlaceMatchesLinux_RFC4443_4_2) {
 // RFC 4443 3.1: port unreachable (code 4) quotes the datagram; the quote
 // names the datagram's addresses, its protocol and its ports.
 TEST(Icmpv6, ParsesCapturedPortUnreachableAndItsQuote_RFC4443_3_1) {
-  const auto v = captured_ipv6(test::icmpv6_port_unreachable_hex).icmp();
+  const captured_ipv6 captured(test::icmpv6_port_unreachable_hex);  // the view below points into it
+  const auto v = captured.icmp();
   EXPECT_EQ(v.type(), icmpv6_type::dest_unreachable);
   EXPECT_EQ(v.code(), 4);
   EXPECT_TRUE(v.is_error());
