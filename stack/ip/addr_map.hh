@@ -1,9 +1,11 @@
 #pragma once
-// A fixed-capacity map from an address (IPv4 by default, or IPv6's 16
-// bytes) to a value, for the per-address tables of the IP layer (ARP
-// cache, path-MTU cache, neighbor cache). All memory
-// is taken at construction and nothing allocates afterwards, so a full table
-// says so (insert returns nullptr) and its owner decides what to evict.
+// A fixed-capacity map from an address to a value, for the per-address
+// tables of the IP layer (ARP cache, path-MTU cache, neighbor cache). The
+// key is an IPv4 address (std::uint32_t, the default) or an IPv6 one
+// (ipv6_bytes): any type with == and an addr_hash() overload below. All
+// memory is taken at construction and nothing allocates afterwards, so a
+// full table says so (insert returns nullptr) and its owner decides what
+// to evict.
 //
 // Values live in a slot array with stable places; an open-addressing index
 // maps addresses to slots. The index has at least twice as many cells as the
@@ -14,24 +16,30 @@
 #include <algorithm>
 #include <array>
 #include <bit>
-#include <cstring>
 #include <cassert>
 #include <cstdint>
+#include <cstring>
+#include <optional>
 #include <vector>
+
+#include "base/xoshiro.hh"
 
 namespace affine::stack {
 
-// 32 bits that spread a key's values over the whole index: Fibonacci
-// hashing (the top bits of key * 2^32/phi spread consecutive addresses, a
-// subnet, over the index); an IPv6 address is folded to 64 bits first, so
-// that neighbors differing only in their interface identifier spread too.
+// 32 bits that spread a key's values over the whole index (which takes
+// their top bits). IPv4: Fibonacci hashing, the top bits of key * 2^32/phi,
+// spread consecutive addresses (a subnet) over the index. IPv6: the
+// interface identifier goes through splitmix64's finalizer, whose every
+// output bit depends on every input bit, then the prefix with it, so that
+// link-local neighbors (one prefix, identifiers that differ in any byte)
+// spread as random keys would; a plain multiply chain leaves some bytes
+// few top bits to vary (tests/stack/ip/addr_map_test.cc).
 inline std::uint32_t addr_hash(std::uint32_t key) { return key * 0x9e3779b9u; }
 inline std::uint32_t addr_hash(const std::array<std::uint8_t, 16>& key) {
   std::uint64_t hi = 0, lo = 0;
   std::memcpy(&hi, key.data(), 8);
   std::memcpy(&lo, key.data() + 8, 8);
-  const std::uint64_t x = (hi * 0x9e3779b97f4a7c15ull) ^ lo;
-  return std::uint32_t((x * 0x9e3779b97f4a7c15ull) >> 32);
+  return std::uint32_t(mix64(hi ^ mix64(lo)) >> 32);
 }
 
 template <class T, class Key = std::uint32_t>
@@ -87,11 +95,16 @@ class addr_map {
     cells_[i].slot = empty;
   }
 
-  // Calls f(key, value) for every entry, in slot order.
-  template <class F>
-  void for_each(F&& f) const {
+  // The key of the entry whose value orders first under before(a, b) (the
+  // first in slot order among equals); nullopt when the map is empty. The
+  // owners' eviction choice.
+  template <class Before>
+  std::optional<Key> first_by(Before&& before) const {
+    const slot* best = nullptr;
     for (const slot& s : slots_)
-      if (s.live) f(s.key, s.value);
+      if (s.live && (best == nullptr || before(s.value, best->value))) best = &s;
+    if (best == nullptr) return std::nullopt;
+    return best->key;
   }
 
   // Calls f(key, value) for every entry and erases those for which it

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <utility>
 
 namespace affine::stack {
 
@@ -9,7 +10,6 @@ arp_cache::arp_cache(const arp_config& config)
     : config_(config),
       entries_(config.capacity),
       pool_(config.queue_total),
-      out_(config.queue_total),
       requests_(config.capacity) {
   assert(config.queue_per_entry > 0 && config.queue_total > 0 && config.max_requests > 0);
 }
@@ -27,12 +27,15 @@ std::optional<arp_cache::answer> arp_cache::lookup_answer(std::uint32_t ip, std:
 
 arp_resolution arp_cache::resolve(std::uint32_t ip, rte_mbuf* packet, std::uint64_t now_ns) {
   changed();
-  out_count_ = 0;
+  pool_.begin_call();
   entry* e = entries_.find(ip);
   if (e != nullptr && e->st == state::reachable && now_ns < e->deadline) return {arp_resolve::known, {}};
   if (e != nullptr && e->st == state::incomplete) {
-    enqueue(*e, packet);
-    return {arp_resolve::queued, out()};
+    // RFC 1122 2.3.2.2: "SHOULD save at least one (the latest) packet": when
+    // a bound is reached the oldest waiting packet of this address gives way.
+    // An incomplete entry always holds one, so this never fails.
+    pool_.enqueue(e->waiting, packet, config_.queue_per_entry, counts_.drop_queue_entry, counts_.drop_queue_total);
+    return {arp_resolve::queued, pool_.handed_back()};
   }
   // A new resolution: no entry, or an answer gone stale. It needs a place
   // in the pool that no other address gives up.
@@ -47,13 +50,13 @@ arp_resolution arp_cache::resolve(std::uint32_t ip, rte_mbuf* packet, std::uint6
   arm(*e, now_ns + config_.retry_ns);
   ++counts_.requests;
   pool_.push(e->waiting, packet);
-  return {arp_resolve::send_request, out()};
+  return {arp_resolve::send_request, pool_.handed_back()};
 }
 
 std::span<rte_mbuf* const> arp_cache::on_arp(std::uint32_t sender_ip, const mac_address& sender_mac,
                                               bool target_is_us, std::uint64_t now_ns) {
   changed();
-  out_count_ = 0;
+  pool_.begin_call();
   // RFC 5227 2.1.1: a probe's sender address is 0.0.0.0; it maps nothing.
   if (sender_ip == 0) {
     ++counts_.ignored;
@@ -74,7 +77,7 @@ std::span<rte_mbuf* const> arp_cache::on_arp(std::uint32_t sender_ip, const mac_
   } else if (e->st == state::incomplete) {
     // RFC 1122 2.3.2.2: the saved packets go out once the address is known.
     ++counts_.resolved;
-    while (e->waiting.queued > 0) out_[out_count_++] = pool_.pop(e->waiting);
+    pool_.release(e->waiting);
   }
   // RFC 826 "Packet Reception": an existing pair is always updated (the
   // merge flag), which also refreshes its timeout (RFC 1122 2.3.2.1).
@@ -82,12 +85,12 @@ std::span<rte_mbuf* const> arp_cache::on_arp(std::uint32_t sender_ip, const mac_
   e->st = state::reachable;
   e->since = now_ns;
   arm(*e, now_ns + config_.reachable_ns);
-  return out();
+  return pool_.handed_back();
 }
 
 arp_expiry arp_cache::expire(std::uint64_t now_ns) {
   changed();
-  out_count_ = 0;
+  pool_.begin_call();
   request_count_ = 0;
   next_deadline_ = no_deadline;
   entries_.erase_if([&](std::uint32_t ip, entry& e) {
@@ -110,21 +113,21 @@ arp_expiry arp_cache::expire(std::uint64_t now_ns) {
     }
     // ... and give up after max_requests; the waiting packets are dropped.
     ++counts_.failed;
-    drop_all(e, counts_.drop_failed);
+    counts_.drop_failed += pool_.release(e.waiting);
     return true;
   });
-  return {out(), {requests_.data(), request_count_}};
+  return {pool_.handed_back(), {requests_.data(), request_count_}};
 }
 
 std::span<rte_mbuf* const> arp_cache::clear() {
   changed();
-  out_count_ = 0;
+  pool_.begin_call();
   entries_.erase_if([&](std::uint32_t, entry& e) {
-    drop_all(e, counts_.drop_cleared);
+    counts_.drop_cleared += pool_.release(e.waiting);
     return true;
   });
   next_deadline_ = no_deadline;
-  return out();
+  return pool_.handed_back();
 }
 
 arp_cache::entry* arp_cache::add(std::uint32_t ip, bool may_evict_pending) {
@@ -136,19 +139,13 @@ arp_cache::entry* arp_cache::add(std::uint32_t ip, bool may_evict_pending) {
 // learn again); only when every entry is still being resolved, and the
 // caller allows it, the oldest of those goes, its packets dropped and counted.
 bool arp_cache::evict(bool may_evict_pending) {
-  std::uint32_t victim = 0;
-  const entry* oldest = nullptr;
-  entries_.for_each([&](std::uint32_t ip, const entry& e) {
-    const bool better = oldest == nullptr || (e.st == state::reachable && oldest->st != state::reachable) ||
-                        (e.st == oldest->st && e.since < oldest->since);
-    if (better) {
-      victim = ip;
-      oldest = &e;
-    }
+  const auto victim = entries_.first_by([](const entry& a, const entry& b) {
+    return std::pair(a.st != state::reachable, a.since) < std::pair(b.st != state::reachable, b.since);
   });
-  if (oldest == nullptr || (oldest->st == state::incomplete && !may_evict_pending)) return false;
-  drop_all(*entries_.find(victim), counts_.drop_evicted);
-  entries_.erase(victim);
+  entry* e = victim ? entries_.find(*victim) : nullptr;
+  if (e == nullptr || (e->st == state::incomplete && !may_evict_pending)) return false;
+  counts_.drop_evicted += pool_.release(e->waiting);
+  entries_.erase(*victim);
   ++counts_.evicted;
   return true;
 }
@@ -156,25 +153,6 @@ bool arp_cache::evict(bool may_evict_pending) {
 void arp_cache::arm(entry& e, std::uint64_t deadline) {
   e.deadline = deadline;
   next_deadline_ = std::min(next_deadline_, deadline);
-}
-
-void arp_cache::enqueue(entry& e, rte_mbuf* packet) {
-  // RFC 1122 2.3.2.2: "SHOULD save at least one (the latest) packet": when
-  // a bound is reached the oldest waiting packet of this address gives way.
-  // An incomplete entry always holds one, so this never fails.
-  const auto out = pool_.enqueue(e.waiting, packet, config_.queue_per_entry);
-  if (out.reason != pending_pool::bound::none)
-    drop(out.packet, out.reason == pending_pool::bound::per_entry ? counts_.drop_queue_entry : counts_.drop_queue_total);
-}
-
-void arp_cache::drop_all(entry& e, std::uint64_t& reason) {
-  while (e.waiting.queued > 0) drop(pool_.pop(e.waiting), reason);
-}
-
-// Every dropped packet passes here: counted by its reason, handed back to free.
-void arp_cache::drop(rte_mbuf* packet, std::uint64_t& reason) {
-  ++reason;
-  out_[out_count_++] = packet;
 }
 
 }  // namespace affine::stack

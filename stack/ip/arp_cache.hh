@@ -137,21 +137,14 @@ class arp_cache {
   entry* add(std::uint32_t ip, bool may_evict_pending);
   bool evict(bool may_evict_pending);
   void arm(entry& e, std::uint64_t deadline);
-  void enqueue(entry& e, rte_mbuf* packet);
-  void drop_all(entry& e, std::uint64_t& reason);
-  void drop(rte_mbuf* packet, std::uint64_t& reason);
-  std::span<rte_mbuf* const> out() const { return {out_.data(), out_count_}; }
 
   void changed() { changes_.store(changes_.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
 
   arp_config config_;
   std::atomic<std::uint64_t> changes_{0};  // written under the owner's lock
   addr_map<entry> entries_;
-  pending_pool pool_;  // queue_total places for every entry's waiting packets
-  // What one call hands back (its spans point here).
-  std::vector<rte_mbuf*> out_;
-  std::size_t out_count_ = 0;
-  std::vector<std::uint32_t> requests_;
+  pending_pool pool_;  // queue_total places for every entry's waiting packets, and what a call hands back
+  std::vector<std::uint32_t> requests_;  // what expire() asks for (its span points here)
   std::size_t request_count_ = 0;
   std::uint64_t next_deadline_ = no_deadline;
   counters counts_;

@@ -2,11 +2,18 @@
 // Packets that wait for their next hop's link-layer address (RFC 1122
 // 2.3.2.2 for ARP, RFC 4861 7.2.2 for Neighbor Discovery): a FIFO list per
 // address, threaded through one pool of places taken at construction, so
-// that waiting never allocates and the total is bounded. Packets are opaque
-// handles. Precondition: one owner (the cache that holds the lists).
+// that waiting never allocates and the total is bounded. The pool also
+// keeps the list of packets that one call of its cache hands back (to send
+// or to free). A call hands back no more than the pool held when it began
+// (the caches push a packet only after their last hand-back of the call),
+// so that list needs no more room than the pool has.
+//
+// Packets are opaque handles. Precondition: one owner (the cache that holds
+// the lists).
 
 #include <cassert>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 struct rte_mbuf;
@@ -22,15 +29,7 @@ struct pending_list {
 
 class pending_pool {
  public:
-  enum class bound : std::uint8_t { none, per_entry, total };
-  // What enqueue() pushed out to make room: the list's oldest packet, to
-  // free, and the bound that made it go.
-  struct pushed_out {
-    rte_mbuf* packet = nullptr;
-    bound reason = bound::none;
-  };
-
-  explicit pending_pool(std::uint32_t capacity) : packet_(capacity), next_(capacity) {
+  explicit pending_pool(std::uint32_t capacity) : packet_(capacity), next_(capacity), back_(capacity) {
     assert(capacity > 0);
     for (std::uint32_t i = 0; i < capacity; ++i) next_[i] = i + 1 < capacity ? i + 1 : nil;
   }
@@ -38,19 +37,30 @@ class pending_pool {
   bool full() const { return free_ == nil; }
   std::uint32_t size() const { return pending_; }
 
-  // Appends `packet` to `l`; at `per_entry` packets, or with the pool full,
+  // Starts a call of the owning cache: what the last call handed back is
+  // forgotten.
+  void begin_call() { back_count_ = 0; }
+  // What this call handed back, each list's packets oldest first. Valid
+  // until the next begin_call().
+  std::span<rte_mbuf* const> handed_back() const { return {back_.data(), back_count_}; }
+
+  // Appends `packet` to `l`. At `per_entry` packets, or with the pool full,
   // the oldest packet of `l` gives way ("SHOULD save at least one (the
-  // latest) packet"). Precondition: `l` holds a packet or the pool has room.
-  pushed_out enqueue(pending_list& l, rte_mbuf* packet, std::uint32_t per_entry) {
-    pushed_out out;
+  // latest) packet", RFC 1122 2.3.2.2; "the new arrival SHOULD replace the
+  // oldest entry", RFC 4861 7.2.2): it is handed back and counted in
+  // `drop_per_entry` or `drop_total`, after the bound that made it go.
+  // Precondition: `l` holds a packet or the pool has room.
+  void enqueue(pending_list& l, rte_mbuf* packet, std::uint32_t per_entry, std::uint64_t& drop_per_entry,
+               std::uint64_t& drop_total) {
     if (l.queued == per_entry) {
-      out = {pop(l), bound::per_entry};
+      hand_back(pop(l));
+      ++drop_per_entry;
     } else if (full()) {
       assert(l.queued > 0);
-      out = {pop(l), bound::total};
+      hand_back(pop(l));
+      ++drop_total;
     }
     push(l, packet);
-    return out;
   }
 
   // Precondition: the pool has room.
@@ -66,6 +76,16 @@ class pending_pool {
     ++pending_;
   }
 
+  // Hands back every packet of `l`, oldest first; returns how many.
+  std::uint32_t release(pending_list& l) {
+    const std::uint32_t n = l.queued;
+    while (l.queued > 0) hand_back(pop(l));
+    return n;
+  }
+
+ private:
+  static constexpr std::uint32_t nil = UINT32_MAX;
+
   // The oldest packet of `l`. Precondition: l.queued > 0.
   rte_mbuf* pop(pending_list& l) {
     const std::uint32_t i = l.head;
@@ -78,13 +98,17 @@ class pending_pool {
     return packet_[i];
   }
 
- private:
-  static constexpr std::uint32_t nil = UINT32_MAX;
+  void hand_back(rte_mbuf* packet) {
+    assert(back_count_ < back_.size());
+    back_[back_count_++] = packet;
+  }
 
   std::vector<rte_mbuf*> packet_;
   std::vector<std::uint32_t> next_;
   std::uint32_t free_ = 0;
   std::uint32_t pending_ = 0;
+  std::vector<rte_mbuf*> back_;
+  std::uint32_t back_count_ = 0;
 };
 
 }  // namespace affine::stack

@@ -120,15 +120,7 @@ const path_mtu_cache::entry* path_mtu_cache::fresh(std::uint32_t dst, std::uint6
 // longest ago.
 path_mtu_cache::entry* path_mtu_cache::add(std::uint32_t dst) {
   if (entries_.full()) {
-    std::uint32_t victim = 0;
-    std::uint64_t soonest = no_deadline;
-    entries_.for_each([&](std::uint32_t d, const entry& e) {
-      if (e.expires <= soonest) {
-        soonest = e.expires;
-        victim = d;
-      }
-    });
-    entries_.erase(victim);
+    entries_.erase(*entries_.first_by([](const entry& a, const entry& b) { return a.expires < b.expires; }));
     ++counts_.evicted;
   }
   return entries_.insert(dst);

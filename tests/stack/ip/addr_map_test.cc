@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <map>
+#include <set>
 
 #include "base/xoshiro.hh"
 #include "stack/ip/addr_map.hh"
@@ -54,14 +56,28 @@ TEST(addr_map, EraseIfVisitsEveryEntryOnce) {
   EXPECT_NE(m.find(3), nullptr);
 }
 
+TEST(addr_map, FirstByNamesTheKeyOfTheLeastValue) {
+  addr_map<int> m(4);
+  const auto less = [](int x, int y) { return x < y; };
+  EXPECT_FALSE(m.first_by(less));
+  *m.insert(10) = 3;
+  *m.insert(20) = 1;
+  *m.insert(30) = 2;
+  EXPECT_EQ(m.first_by(less), 20u);
+  m.erase(20);
+  EXPECT_EQ(m.first_by(less), 30u);
+}
+
 // Random inserts and erases of a few addresses in a small map (long probe
-// runs, many shifts), checked against std::map after every step.
-TEST(addr_map, AgreesWithAReferenceMapThroughChurn) {
-  addr_map<std::uint32_t> m(16);
-  std::map<std::uint32_t, std::uint32_t> ref;
+// runs, many shifts), checked against std::map after every step: IPv4
+// addresses of one subnet, and IPv6 link-local ones.
+template <class Key, class MakeKey>
+void churn(MakeKey make_key) {
+  addr_map<std::uint32_t, Key> m(16);
+  std::map<Key, std::uint32_t> ref;
   xoshiro256ss rng({1, 2, 3, 4});
   for (int step = 0; step < 20000; ++step) {
-    const auto key = std::uint32_t(0x0a000000 + rng.below(40));
+    const Key key = make_key(std::uint32_t(rng.below(40)));
     if (ref.contains(key)) {
       m.erase(key);
       ref.erase(key);
@@ -70,10 +86,10 @@ TEST(addr_map, AgreesWithAReferenceMapThroughChurn) {
       ref[key] = std::uint32_t(step);
     }
     ASSERT_EQ(m.size(), ref.size());
-    for (std::uint32_t k = 0x0a000000; k < 0x0a000000 + 40; ++k) {
-      const std::uint32_t* v = m.find(k);
-      const auto it = ref.find(k);
-      ASSERT_EQ(v != nullptr, it != ref.end()) << "step " << step << " key " << k;
+    for (std::uint32_t i = 0; i < 40; ++i) {
+      const std::uint32_t* v = m.find(make_key(i));
+      const auto it = ref.find(make_key(i));
+      ASSERT_EQ(v != nullptr, it != ref.end()) << "step " << step << " key " << i;
       if (v != nullptr) {
         ASSERT_EQ(*v, it->second);
       }
@@ -81,5 +97,39 @@ TEST(addr_map, AgreesWithAReferenceMapThroughChurn) {
   }
 }
 
+using ipv6_key = std::array<std::uint8_t, 16>;
+
+// fe80::2ff:fe00:nn, as SLAAC makes it from the MAC 00:00:00:00:00:nn.
+ipv6_key link_local(std::uint32_t n) {
+  return {0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0x02, 0, 0, 0xff, 0xfe, 0, std::uint8_t(n >> 8), std::uint8_t(n)};
+}
+
+TEST(addr_map, AgreesWithAReferenceMapThroughChurn) {
+  churn<std::uint32_t>([](std::uint32_t i) { return 0x0a000000 + i; });
+}
+
+TEST(addr_map, Ipv6KeysAgreeWithAReferenceMapThroughChurn) { churn<ipv6_key>(link_local); }
+
+// The index takes a hash's top bits. 256 IPv6 addresses that differ in one
+// byte only, whichever byte it is (link-local neighbors differ only in the
+// low 64 bits), land in many cells of a 512-cell index, as many as random
+// places would (about 200) or more.
+TEST(addr_map, Ipv6KeysSpreadWhicheverByteDiffers) {
+  const auto homes = [](auto key_of) {
+    std::set<std::uint32_t> cells;
+    for (std::uint32_t v = 0; v < 256; ++v) cells.insert(addr_hash(key_of(v)) >> (32 - 9));
+    return cells.size();
+  };
+  for (std::size_t byte = 0; byte < 16; ++byte) {
+    EXPECT_GE(homes([&](std::uint32_t v) {
+      ipv6_key k = link_local(1);
+      k[byte] = std::uint8_t(v);
+      return k;
+    }),
+              160u)
+        << "byte " << byte;
+  }
+  EXPECT_GE(homes(link_local), 160u);
+}
 }  // namespace
 }  // namespace affine::stack
