@@ -235,29 +235,35 @@ table_spec port() {
                       "RSS hash key: symmetric (both directions of a flow on one queue), the driver's default, or "
                       "no RSS."),
           string_list("ip", {},
-                      "The port's addresses with their prefix lengths, one or a list: [\"10.77.0.2/24\", "
-                      "\"fd77::2/64\"]; one IPv4 address (the stack needs it) and up to 8 IPv6 ones. None: the "
-                      "uring driver uses the kernel's addresses.",
+                      "The port's addresses with their prefix lengths (IPv4 /0 to /32, IPv6 /0 to /128, no zone), "
+                      "one or a list: [\"10.77.0.2/24\", \"fd77::2/64\"]. The stack needs one IPv4 address and "
+                      "serves one; IPv6 ones up to 8, besides the link-local address (link_local). None: the uring "
+                      "driver uses the kernel's addresses.",
                       &cidr_or_none),
           string_list("gateway", {},
-                      "Default gateways, at most one per family: an IPv4 one on the port's subnet, an IPv6 one "
-                      "link-local or inside one of its prefixes. None: no IPv4 gateway, and an IPv6 default router "
-                      "from router advertisements.",
+                      "The default gateway of each family, one or a list: [\"10.77.0.1\", \"fe80::1\"]. The IPv4 "
+                      "one on the port's subnet; the IPv6 one link-local (as routers are addressed, RFC 4861 4.2) "
+                      "or inside one of the port's IPv6 prefixes. None: no IPv4 default route, and the IPv6 "
+                      "default router from router advertisements (router_advertisements).",
                       &address_or_none),
           enumeration("link_local", {"stable", "eui64", "off"}, "stable",
-                      "The port's IPv6 link-local address (RFC 4291 2.5.1): a stable opaque identifier (RFC 7217, "
-                      "as RFC 8064 recommends), the MAC's modified EUI-64, or none (then IPv6 runs only with an "
-                      "address in ip)."),
+                      "The port's IPv6 link-local address in fe80::/64 (RFC 4291 2.5.6): \"stable\", an opaque "
+                      "interface identifier hashed from the port's name and stable_secret (RFC 7217, as RFC 8064 "
+                      "recommends: the same on every start, telling nothing of the hardware); \"eui64\", the MAC "
+                      "as a modified EUI-64 (RFC 4291 2.5.1: 52:54:00:12:34:56 gives fe80::5054:ff:fe12:3456); "
+                      "\"off\", none (IPv6 then runs only on the addresses in ip)."),
           string("stable_secret", "",
-                 "RFC 7217's secret key for the stable link-local address; \"\" = derived from /etc/machine-id "
-                 "(the same address on every start of this machine).",
+                 "RFC 7217's secret_key for link_local = \"stable\", 128 bits as 32 hex digits, one per machine "
+                 "(two with one secret and one port name on a link pick the same address, which DAD then "
+                 "refuses). \"\" = a key hashed from /etc/machine-id (the same address on every start of this "
+                 "machine; random, and logged, where the file is missing).",
                  &secret_or_none),
           boolean("router_advertisements", true,
-                  "Take the default IPv6 router from router advertisements (RFC 4861 6.3.4) when gateway has no "
-                  "IPv6 one."),
+                  "Take a default IPv6 router from router advertisements (RFC 4861 6.3.4) when gateway names no "
+                  "IPv6 one; false: IPv6 leaves the link only through gateway's IPv6 one, if any."),
           integer("dad_transmits", {0, 10}, 1,
-                  "Duplicate Address Detection probes per IPv6 address before it is used (RFC 4862 "
-                  "DupAddrDetectTransmits); 0 = no DAD."),
+                  "Duplicate Address Detection probes sent for each IPv6 address, a second apart, before it is "
+                  "used (RFC 4862 5.1 DupAddrDetectTransmits); 0 = no DAD, every address used at once."),
           integer("mtu", {68, 9216}, 1500,
                   "MTU in bytes. Each packet buffer is sized for a whole frame: over 2026, mtu + 22 bytes apiece, times "
                   "mbufs."),

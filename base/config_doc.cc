@@ -9,14 +9,14 @@ namespace affine::config {
 
 namespace {
 
-std::string_view type_name(const key_spec& k) {
-  if (k.one_or_many) return "string or string array";
-  switch (k.type) {
+std::string_view type_name(value_type t) {
+  switch (t) {
     case value_type::boolean: return "bool";
     case value_type::integer: return "integer";
     case value_type::string: return "string";
     case value_type::enumeration: return "enum";
     case value_type::string_array: return "string array";
+    case value_type::string_list: return "string or string array";
     case value_type::core_list: return "core list";
   }
   return {};
@@ -44,7 +44,7 @@ void reference_table(std::string& out, const table_spec& t, std::string_view pat
       const std::string def =
           k.default_value ? fmt::format("`{}`", detail::toml_literal(*k.default_value)) : "required";
       const std::string allowed = k.type == value_type::boolean ? std::string() : detail::allowed_text(k);
-      out += fmt::format("| `{}` | {} | {} | {} | {} |\n", k.name, type_name(k), cell(def), cell(allowed),
+      out += fmt::format("| `{}` | {} | {} | {} | {} |\n", k.name, type_name(k.type), cell(def), cell(allowed),
                          cell(k.help));
     }
   }

@@ -33,7 +33,10 @@ class loader {
         if (converted) {
           n.keys[*i] = detail::entry{std::move(*converted), at(line)};
         } else {
-          fail(line, path, converted.error());
+          const detail::value_error& e = converted.error();
+          // An element of a list is reported at its own line (an array may span lines).
+          const std::uint32_t at_line = e.element ? v.as_array()->get(*e.element)->source().begin.line : line;
+          fail(at_line, detail::element_key(path, e.element), e.what);
           // Given, though wrong: not to be reported as missing too.
           n.keys[*i] = detail::entry{value{}, at(line)};
         }

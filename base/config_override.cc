@@ -127,7 +127,7 @@ class override_one {
 
     const toml::table parsed = value_table(assignment.substr(eq + 1));
     auto v = detail::from_toml(n->spec->keys[*k], *parsed.get("v"));
-    if (!v) return detail::located(at_, key, v.error());
+    if (!v) return detail::located(at_, detail::element_key(key, v.error().element), v.error().what);
     n->keys[*k] = detail::entry{std::move(*v), at_};
     return std::nullopt;
   }

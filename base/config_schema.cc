@@ -42,7 +42,8 @@ void check_table(const table_spec& t, const std::string& path) {
     }
     if (!k.default_value) continue;
     if (const auto problem = detail::check_value(k, *k.default_value)) {
-      detail::programming_error(fmt::format("schema: default of {}: {}", name, *problem));
+      detail::programming_error(
+          fmt::format("schema: default of {}: {}", detail::element_key(name, problem->element), problem->what));
     }
   }
   for (const table_spec& sub : t.tables) check_table(sub, detail::child_path(path, sub.name));
@@ -83,10 +84,9 @@ key_spec string_array(std::string_view name, std::vector<std::string> def, std::
 key_spec string_list(std::string_view name, std::vector<std::string> def, std::string_view help,
                      const string_format* format) {
   return {.name = name,
-          .type = value_type::string_array,
+          .type = value_type::string_list,
           .default_value = value(std::move(def)),
           .format = format,
-          .one_or_many = true,
           .help = help};
 }
 

@@ -32,7 +32,6 @@ std::optional<value> typed(const key_spec& k, const toml::node& n) {
       }
       return std::nullopt;
     case value_type::string_array:
-      if (const auto* s = n.as_string(); s && k.one_or_many) return value(std::vector<std::string>{s->get()});
       if (const auto* a = n.as_array()) {
         std::vector<std::string> list;
         for (const toml::node& element : *a) {
@@ -43,8 +42,33 @@ std::optional<value> typed(const key_spec& k, const toml::node& n) {
         return value(std::move(list));
       }
       return std::nullopt;
+    case value_type::string_list: break;  // string_list_from_toml
   }
   return std::nullopt;
+}
+
+// One string, the list of one, named by the key alone; or an array, each
+// element named by its index.
+std::expected<value, value_error> string_list_from_toml(const key_spec& k, const toml::node& n) {
+  std::vector<std::string> list;
+  if (const auto* s = n.as_string()) {
+    list.push_back(s->get());
+  } else if (const auto* a = n.as_array()) {
+    for (std::size_t i = 0; i < a->size(); ++i) {
+      const toml::node& element = *a->get(i);
+      const auto* s = element.as_string();
+      if (!s) return std::unexpected(value_error{fmt::format("expected a string, got {}", toml_noun(element)), i});
+      list.push_back(s->get());
+    }
+  } else {
+    return std::unexpected(value_error{fmt::format("expected {}, got {}", expected_noun(k.type), toml_noun(n))});
+  }
+  value v(std::move(list));
+  if (auto problem = check_value(k, v)) {
+    if (n.is_string()) problem->element.reset();
+    return std::unexpected(std::move(*problem));
+  }
+  return v;
 }
 
 // What the node is, for "got ...": an array says what its wrong element is.
@@ -76,17 +100,16 @@ std::string_view toml_noun(const toml::node& n) {
   return "nothing";
 }
 
-std::expected<value, std::string> from_toml(const key_spec& k, const toml::node& n) {
+std::expected<value, value_error> from_toml(const key_spec& k, const toml::node& n) {
+  if (k.type == value_type::string_list) return string_list_from_toml(k, n);
   auto v = typed(k, n);
   if (!v) {
-    std::string what = fmt::format("expected {}, got {}",
-                                   k.one_or_many ? "a string or an array of strings" : expected_noun(k.type),
-                                   given_noun(k, n));
+    std::string what = fmt::format("expected {}, got {}", expected_noun(k.type), given_noun(k, n));
     // A list of choices helps more than the type alone.
     if (k.type == value_type::enumeration || k.type == value_type::core_list) {
       what += fmt::format(" (allowed: {})", allowed_text(k));
     }
-    return std::unexpected(std::move(what));
+    return std::unexpected(value_error{std::move(what)});
   }
   if (auto problem = check_value(k, *v)) return std::unexpected(std::move(*problem));
   return std::move(*v);

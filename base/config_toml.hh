@@ -9,6 +9,7 @@
 #include <toml++/toml.h>
 
 #include "affine/config.hh"
+#include "base/config_tree.hh"
 
 namespace affine::config::detail {
 
@@ -16,7 +17,8 @@ namespace affine::config::detail {
 std::string_view toml_noun(const toml::node& n);
 
 // The value for key `k`, of the right type and within its rules; otherwise
-// WHAT: `expected an integer, got a string`, `5000 is out of range (...)`.
-std::expected<value, std::string> from_toml(const key_spec& k, const toml::node& n);
+// WHAT: `expected an integer, got a string`, `5000 is out of range (...)`,
+// with the index of a string list's element it is about.
+std::expected<value, value_error> from_toml(const key_spec& k, const toml::node& n);
 
 }  // namespace affine::config::detail

@@ -106,8 +106,10 @@ template <typename T>
 const T& get(const node* root, std::string_view key, value_type type) {
   const key_ref ref = find(root, key);
   const key_spec& k = ref.table->spec->keys[ref.index];
-  // get_string serves enumerations too: their values are strings.
-  if (k.type != type && !(type == value_type::string && k.type == value_type::enumeration)) {
+  // get_string serves enumerations too: their values are strings; and
+  // get_strings string lists, however they were written.
+  if (k.type != type && !(type == value_type::string && k.type == value_type::enumeration) &&
+      !(type == value_type::string_array && k.type == value_type::string_list)) {
     detail::programming_error(fmt::format("{} is {}, not {}", detail::child_path(ref.table->path, k.name),
                                           detail::expected_noun(k.type), detail::expected_noun(type)));
   }

@@ -73,8 +73,16 @@ std::optional<located_error> first_missing_required(const node& n);
 
 // A key's allowed values as "(allowed: ...)" shows them: 0..1000000, "off", "on".
 std::string allowed_text(const key_spec& k);
+// What is wrong with a value: WHAT, and for a string list the element it is
+// about, which messages name as KEY[element] at that element's line.
+struct value_error {
+  std::string what;
+  std::optional<std::size_t> element{};
+};
+// "port[0].ip", or with an element "port[0].ip[1]".
+std::string element_key(std::string_view key, std::optional<std::size_t> element);
 // A value problem (range, choice, core-list syntax, string format), or none.
-std::optional<std::string> check_value(const key_spec& k, const value& v);
+std::optional<value_error> check_value(const key_spec& k, const value& v);
 // The value as a TOML literal: 50, true, "sleep", ["a", "b"].
 std::string toml_literal(const value& v);
 // "a boolean", "an integer", ...: what a key of this type must be given.

@@ -92,6 +92,12 @@ std::string out_of_range(std::int64_t n, const key_spec& k) {
   return fmt::format("{} is out of range (allowed: {})", n, allowed_text(k));
 }
 
+// A string key's text, or one element of a string list, against its format.
+std::optional<std::string> format_problem(const key_spec& k, const std::string& s) {
+  if (!k.format || k.format->valid(s)) return std::nullopt;
+  return fmt::format("{} is not {} (allowed: {})", quoted(s), k.format->noun, k.format->allowed);
+}
+
 }  // namespace
 
 std::string one_line(std::string_view text) {
@@ -106,8 +112,9 @@ std::string allowed_text(const key_spec& k) {
     case value_type::boolean: return "true, false";
     case value_type::integer: return fmt::format("{}..{}", k.range.min, k.range.max);
     case value_type::enumeration: return choices_text(k);
-    case value_type::string: return k.format ? std::string(k.format->allowed) : std::string();
-    case value_type::string_array: return k.format ? std::string(k.format->allowed) : std::string();
+    case value_type::string:
+    case value_type::string_list: return k.format ? std::string(k.format->allowed) : std::string();
+    case value_type::string_array: return {};
     case value_type::core_list:
       return fmt::format("\"auto\", \"all\", a list like \"0-7\" or \"0,2,4-6\", or a count {}..{}", k.range.min,
                          k.range.max);
@@ -122,52 +129,54 @@ std::string_view expected_noun(value_type t) {
     case value_type::string:
     case value_type::enumeration: return "a string";
     case value_type::string_array: return "an array of strings";
+    case value_type::string_list: return "a string or an array of strings";
     case value_type::core_list: return "a string or an integer";
   }
   return {};
 }
 
-std::optional<std::string> check_value(const key_spec& k, const value& v) {
+std::string element_key(std::string_view key, std::optional<std::size_t> element) {
+  if (!element) return std::string(key);
+  return fmt::format("{}[{}]", key, *element);
+}
+
+std::optional<value_error> check_value(const key_spec& k, const value& v) {
   switch (k.type) {
     case value_type::integer: {
       const std::int64_t n = std::get<std::int64_t>(v);
-      if (n < k.range.min || n > k.range.max) return out_of_range(n, k);
+      if (n < k.range.min || n > k.range.max) return value_error{out_of_range(n, k)};
       return std::nullopt;
     }
     case value_type::enumeration: {
       const std::string& s = std::get<std::string>(v);
       if (std::ranges::find(k.choices, s) == k.choices.end()) {
-        return fmt::format("{} is not allowed (allowed: {})", quoted(s), allowed_text(k));
+        return value_error{fmt::format("{} is not allowed (allowed: {})", quoted(s), allowed_text(k))};
       }
       return std::nullopt;
     }
     case value_type::string: {
-      const std::string& s = std::get<std::string>(v);
-      if (k.format && !k.format->valid(s)) {
-        return fmt::format("{} is not {} (allowed: {})", quoted(s), k.format->noun, k.format->allowed);
+      if (auto problem = format_problem(k, std::get<std::string>(v))) return value_error{std::move(*problem)};
+      return std::nullopt;
+    }
+    case value_type::string_list: {
+      const auto& list = std::get<std::vector<std::string>>(v);
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        if (auto problem = format_problem(k, list[i])) return value_error{std::move(*problem), i};
       }
       return std::nullopt;
     }
     case value_type::core_list: {
       const core_list& c = std::get<core_list>(v);
       if (c.what == core_list::kind::count && (c.count < k.range.min || c.count > k.range.max)) {
-        return out_of_range(c.count, k);
+        return value_error{out_of_range(c.count, k)};
       }
       if (c.what == core_list::kind::list && !is_core_list(c.list)) {
-        return fmt::format("{} is not a core list (allowed: {})", quoted(c.list), allowed_text(k));
+        return value_error{fmt::format("{} is not a core list (allowed: {})", quoted(c.list), allowed_text(k))};
       }
       return std::nullopt;
     }
-    case value_type::string_array: {
-      const auto& list = std::get<std::vector<std::string>>(v);
-      if (!k.format) return std::nullopt;
-      for (std::size_t i = 0; i < list.size(); ++i)
-        if (!k.format->valid(list[i]))
-          return fmt::format("{}{} is not {} (allowed: {})", list.size() > 1 || !k.one_or_many ? fmt::format("[{}] ", i) : "",
-                             quoted(list[i]), k.format->noun, k.format->allowed);
-      return std::nullopt;
-    }
-    case value_type::boolean: return std::nullopt;
+    case value_type::boolean:
+    case value_type::string_array: return std::nullopt;
   }
   return std::nullopt;
 }

@@ -4,6 +4,8 @@
 // defaults (the composition root, runtime/stack_ports.cc, starts a stack on
 // each port with it).
 
+#include <array>
+#include <cstdint>
 #include <expected>
 #include <string>
 
@@ -12,9 +14,15 @@
 
 namespace affine::stack {
 
-// The table's ip/gateway as a stack_config, with the file's [tcp] defaults
-// (root: the whole file); errors name file, line and key.
+// The table's addresses, gateways, IPv6 link-local settings, MTU and RX
+// queues as a stack_config, with the file's [tcp] defaults (root: the whole
+// file); errors name file, line and key.
 std::expected<stack_config, std::string> stack_config_from(const config::table_view& root,
                                                           const config::table_view& port);
+
+// RFC 7217's secret_key when stable_secret is "": two SipHash-2-4 outputs
+// of /etc/machine-id under fixed keys, so one machine keeps its addresses
+// across starts; random (and said so in the log) where the file is missing.
+std::array<std::uint8_t, 16> machine_secret();
 
 }  // namespace affine::stack

@@ -9,7 +9,7 @@
 
 #include "affine/log.hh"
 #include "reactor/here.hh"
-#include "stack/link_local.hh"
+#include "stack/ip/link_local.hh"
 #include "stack/per_core.hh"
 
 namespace affine::stack {

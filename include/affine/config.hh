@@ -16,7 +16,10 @@
 //
 // WHERE is FILE:LINE for a value from a file and "--set ASSIGNMENT" for an
 // override, where KEY is left out when the assignment itself names it. Keys
-// inside arrays of tables are named like port[0].rxq[1].rps.
+// inside arrays of tables are named like port[0].rxq[1].rps, and an element
+// of a string list by its index, at its own line:
+//
+//   affine.toml:4: port[0].ip[1]: "fd77::2" is not an IPv4 or IPv6 address with prefix length (allowed: ...)
 
 #include <cstdint>
 #include <expected>
@@ -47,12 +50,12 @@ struct core_list {
 inline constexpr std::int64_t max_cores = 8192;
 
 // bool: boolean; int64_t: integer; string: string and enumeration;
-// vector<string>: string_array; core_list: core_list.
+// vector<string>: string_array and string_list; core_list: core_list.
 using value = std::variant<bool, std::int64_t, std::string, std::vector<std::string>, core_list>;
 
 // ---- the schema ---------------------------------------------------------------
 
-enum class value_type : std::uint8_t { boolean, integer, string, enumeration, string_array, core_list };
+enum class value_type : std::uint8_t { boolean, integer, string, enumeration, string_array, string_list, core_list };
 
 struct int_range {
   std::int64_t min = 0;
@@ -72,8 +75,7 @@ struct key_spec {
   std::optional<value> default_value;       // none: the key is required
   int_range range{};                        // integer; the count of a core_list
   std::vector<std::string_view> choices{};  // enumeration
-  const string_format* format = nullptr;    // string, and each element of a string list; the schema owns it (a static)
-  bool one_or_many = false;                 // string_array: a single string is a list of one
+  const string_format* format = nullptr;    // string, each string_list element; the schema owns it (a static)
   std::string_view help;                    // one line
 };
 
@@ -87,8 +89,10 @@ key_spec string(std::string_view name, std::optional<std::string_view> def, std:
 key_spec enumeration(std::string_view name, std::vector<std::string_view> choices, std::optional<std::string_view> def,
                      std::string_view help);
 key_spec string_array(std::string_view name, std::vector<std::string> def, std::string_view help);
-// A string or an array of strings, each checked by `format`; read with
-// get_strings() either way.
+// One string or an array of strings, each checked by `format`: `ip =
+// "10.77.0.2/24"` is the list of one, `ip = ["10.77.0.2/24", "fd77::2/64"]`
+// a list of two. get_strings() reads either. A bad element is named by its
+// index (port[0].ip[1]); a single string by the key alone.
 key_spec string_list(std::string_view name, std::vector<std::string> def, std::string_view help,
                      const string_format* format);
 key_spec cores(std::string_view name, core_list def, std::string_view help);
@@ -191,9 +195,12 @@ std::expected<settings, std::string> load_string(const schema& s, std::string_vi
 
 // Overrides, in order. Each is "path=value": the value is read as a TOML value
 // (4, true, "x", ["a", "b"]) and anything that is not one is taken as a bare
-// string (always, 0-7, 10.77.0.2/24). Paths reach into arrays of tables with
-// an index (port[0].queues=4); the index one past the end adds a table. On
-// error `s` is unchanged.
+// string (always, 0-7, 10.77.0.2/24). A string list takes a bare string as
+// the list of one (port[0].ip=10.77.0.2/24) and several as a TOML array
+// (port[0].ip=["10.77.0.2/24","fd77::2/64"]); a comma in a bare string is
+// part of it, never a separator, and one element cannot be set alone. Paths
+// reach into arrays of tables with an index (port[0].queues=4); the index
+// one past the end adds a table. On error `s` is unchanged.
 std::expected<void, std::string> apply_sets(settings& s, std::span<const std::string> assignments);
 
 // ---- the command line ---------------------------------------------------------------

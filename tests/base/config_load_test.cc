@@ -318,12 +318,17 @@ TEST(config_load, ip_takes_addresses_of_either_family_with_prefix_lengths) {
   for (const char* good : {"10.77.0.2/24", "0.0.0.0/0", "255.255.255.255/32", "", "fd77::2/64", "::ffff:0:0/96"}) {
     EXPECT_TRUE(load(fmt::format("[[port]]\nip = \"{}\"\n", good))) << good;
   }
-  // A list: each element checked, the wrong one named by its index.
-  EXPECT_TRUE(load("[[port]]\nip = [\"10.77.0.2/24\", \"fd77::2/64\"]\n"));
+  // A list: each element checked, the wrong one named by its index at its own line.
+  const auto both = load("[[port]]\nip = [\"10.77.0.2/24\", \"fd77::2/64\"]\n");
+  ASSERT_TRUE(both) << both.error();
+  EXPECT_EQ(both->tables("port")[0].get_strings("ip"), (std::vector<std::string>{"10.77.0.2/24", "fd77::2/64"}));
   EXPECT_EQ(load_error("[[port]]\nip = [\"10.77.0.2/24\", \"fd77::2\"]\n"),
-            "affine.toml:2: port[0].ip: [1] \"fd77::2\" is not an IPv4 or IPv6 address with prefix length " + allowed);
+            "affine.toml:2: port[0].ip[1]: \"fd77::2\" is not an IPv4 or IPv6 address with prefix length " + allowed);
+  EXPECT_EQ(load_error("[[port]]\nip = [\n  \"10.77.0.2/24\",\n  \"fd77::2/64\",\n  \"fd77::3/200\",\n]\n"),
+            "affine.toml:5: port[0].ip[2]: \"fd77::3/200\" is not an IPv4 or IPv6 address with prefix length " +
+                allowed);
   EXPECT_EQ(load_error("[[port]]\nip = [\"10.77.0.2/24\", 7]\n"),
-            "affine.toml:2: port[0].ip: expected a string or an array of strings, got an integer at index 1");
+            "affine.toml:2: port[0].ip[1]: expected a string, got an integer");
   EXPECT_EQ(load_error("[[port]]\nip = 7\n"),
             "affine.toml:2: port[0].ip: expected a string or an array of strings, got an integer");
 }
@@ -334,7 +339,10 @@ TEST(config_load, gateway_takes_an_address_of_either_family) {
             "\"10.77.0.1\" or \"fe80::1\", or \"\")");
   EXPECT_TRUE(load("[[port]]\ngateway = \"10.77.0.1\"\n"));
   EXPECT_TRUE(load("[[port]]\ngateway = [\"10.77.0.1\", \"fe80::1\"]\n"));
-  EXPECT_FALSE(load("[[port]]\ngateway = \"fe80::1%2\"\n"));  // a zone is the port's own
+  EXPECT_EQ(load_error("[[port]]\ngateway = [\"10.77.0.1\", \"fe80::1%2\"]\n"),  // a zone is the port's own
+            "affine.toml:2: port[0].gateway[1]: \"fe80::1%2\" is not an IPv4 or IPv6 address (allowed: like "
+            "\"10.77.0.1\" or \"fe80::1\", or \"\")");
+  EXPECT_FALSE(load("[[port]]\ngateway = \"fd77::1/64\"\n"));
 }
 
 class config_file : public ::testing::Test {

@@ -93,10 +93,30 @@ TEST(config_set, range_type_and_choice_errors_name_the_assignment) {
   EXPECT_EQ(set_error({"port[0].ip=10.77.0.2"}),
             "--set port[0].ip=10.77.0.2: \"10.77.0.2\" is not an IPv4 or IPv6 address with prefix length (allowed: "
             "like \"10.77.0.2/24\" or \"fd77::2/64\", or \"\")");
-  // A list is TOML's array, each element checked.
+  // A list is TOML's array, each element checked and named.
   EXPECT_EQ(set_error({"port[0].ip=[\"10.77.0.2/24\", \"fd77::2\"]"}),
-            "--set port[0].ip=[\"10.77.0.2/24\", \"fd77::2\"]: [1] \"fd77::2\" is not an IPv4 or IPv6 address with "
-            "prefix length (allowed: like \"10.77.0.2/24\" or \"fd77::2/64\", or \"\")");
+            "--set port[0].ip=[\"10.77.0.2/24\", \"fd77::2\"]: port[0].ip[1]: \"fd77::2\" is not an IPv4 or IPv6 "
+            "address with prefix length (allowed: like \"10.77.0.2/24\" or \"fd77::2/64\", or \"\")");
+}
+
+TEST(config_set, string_list_takes_one_bare_string_or_a_toml_array) {
+  const settings s = with_sets(defaults(config_schema()),
+                               {"port[0].ip=10.77.0.2/24", "port[1].ip=[\"10.77.0.3/24\", \"fd77::3/64\"]",
+                                "port[1].gateway=fe80::1"});
+  const auto ports = s.tables("port");
+  EXPECT_EQ(ports[0].get_strings("ip"), std::vector<std::string>{"10.77.0.2/24"});
+  EXPECT_EQ(ports[1].get_strings("ip"), (std::vector<std::string>{"10.77.0.3/24", "fd77::3/64"}));
+  EXPECT_EQ(ports[1].get_strings("gateway"), std::vector<std::string>{"fe80::1"});
+  // A comma is no separator: the bare string is one (bad) address.
+  EXPECT_EQ(set_error({"port[0].ip=10.77.0.2/24,fd77::2/64"}),
+            "--set port[0].ip=10.77.0.2/24,fd77::2/64: \"10.77.0.2/24,fd77::2/64\" is not an IPv4 or IPv6 address "
+            "with prefix length (allowed: like \"10.77.0.2/24\" or \"fd77::2/64\", or \"\")");
+  EXPECT_EQ(set_error({"port[0].ip[1]=fd77::2/64"}), "--set port[0].ip[1]=fd77::2/64: port[0].ip: a key takes no index");
+  // What --print-config shows loads back to the same lists.
+  const auto printed = load(print_config(s));
+  ASSERT_TRUE(printed) << printed.error();
+  EXPECT_EQ(printed->tables("port")[0].get_strings("ip"), std::vector<std::string>{"10.77.0.2/24"});
+  EXPECT_EQ(printed->tables("port")[1].get_strings("ip"), (std::vector<std::string>{"10.77.0.3/24", "fd77::3/64"}));
 }
 
 TEST(config_set, malformed_paths_and_assignments_are_errors) {

@@ -98,6 +98,78 @@ TEST(config_schema, views_of_the_same_settings_share_them_safely) {
   EXPECT_EQ(flows[0].get_int("rate_per_s"), 3);
 }
 
+// A string list with a format of its own: one string or an array of them,
+// each checked, a wrong one named by its index at its own line.
+const string_format word{
+    .valid = [](std::string_view s) { return !s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyz") == s.npos; },
+    .noun = "a word",
+    .allowed = "lower-case letters",
+};
+
+const schema& list_schema() {
+  static const schema s("lists", {string_list("tags", {"a"}, "Tags.", &word)},
+                        {array_of_tables("host", "A host.", {string_list("names", {}, "Its names.", &word)})});
+  return s;
+}
+
+std::expected<settings, std::string> load_lists(std::string_view text) {
+  return load_string(list_schema(), text, "lists.toml");
+}
+
+TEST(config_string_list, one_string_is_a_list_of_one) {
+  EXPECT_EQ(defaults(list_schema()).get_strings("tags"), std::vector<std::string>{"a"});
+  const auto s = load_lists("tags = \"x\"\n[[host]]\nnames = [\"y\", \"z\"]\n[[host]]\nnames = []\n");
+  ASSERT_TRUE(s) << s.error();
+  EXPECT_EQ(s->get_strings("tags"), std::vector<std::string>{"x"});
+  EXPECT_EQ(s->tables("host")[0].get_strings("names"), (std::vector<std::string>{"y", "z"}));
+  EXPECT_TRUE(s->tables("host")[1].get_strings("names").empty());
+}
+
+TEST(config_string_list, a_bad_element_is_named_by_its_index_at_its_line) {
+  EXPECT_EQ(load_lists("tags = \"X\"\n").error(),
+            "lists.toml:1: tags: \"X\" is not a word (allowed: lower-case letters)");
+  EXPECT_EQ(load_lists("tags = [\"x\", \"X\"]\n").error(),
+            "lists.toml:1: tags[1]: \"X\" is not a word (allowed: lower-case letters)");
+  EXPECT_EQ(load_lists("[[host]]\nnames = [\n  \"x\",\n  \"y\",\n  \"\",\n]\n").error(),
+            "lists.toml:5: host[0].names[2]: \"\" is not a word (allowed: lower-case letters)");
+  EXPECT_EQ(load_lists("tags = [\"x\",\n  7]\n").error(), "lists.toml:2: tags[1]: expected a string, got an integer");
+  EXPECT_EQ(load_lists("tags = [[\"x\"]]\n").error(), "lists.toml:1: tags[0]: expected a string, got an array");
+  EXPECT_EQ(load_lists("tags = 7\n").error(),
+            "lists.toml:1: tags: expected a string or an array of strings, got an integer");
+}
+
+TEST(config_string_list, set_takes_a_bare_string_or_an_array) {
+  settings s = defaults(list_schema());
+  ASSERT_TRUE(s.set("tags=x"));
+  EXPECT_EQ(s.get_strings("tags"), std::vector<std::string>{"x"});
+  ASSERT_TRUE(s.set("host[0].names=[\"y\", \"z\"]"));
+  EXPECT_EQ(s.tables("host")[0].get_strings("names"), (std::vector<std::string>{"y", "z"}));
+  EXPECT_EQ(s.set("tags=x,y").error(), "--set tags=x,y: \"x,y\" is not a word (allowed: lower-case letters)");
+  EXPECT_EQ(s.set("tags=[\"x\", \"Y\"]").error(),
+            "--set tags=[\"x\", \"Y\"]: tags[1]: \"Y\" is not a word (allowed: lower-case letters)");
+  EXPECT_EQ(s.set("tags[0]=x").error(), "--set tags[0]=x: tags: a key takes no index");
+}
+
+TEST(config_string_list, prints_and_documents_itself) {
+  const auto s = load_lists("tags = \"x\"\n[[host]]\nnames = [\"y\", \"z\"]\n");
+  ASSERT_TRUE(s) << s.error();
+  const std::string printed = print_config(*s);
+  EXPECT_NE(printed.find("\ntags = [\"x\"]  # lists.toml:1\n"), std::string::npos) << printed;
+  const auto reloaded = load_lists(printed);
+  ASSERT_TRUE(reloaded) << reloaded.error() << "\n" << printed;
+  EXPECT_EQ(reloaded->get_strings("tags"), std::vector<std::string>{"x"});
+  EXPECT_EQ(reloaded->tables("host")[0].get_strings("names"), (std::vector<std::string>{"y", "z"}));
+
+  const std::string file = emit_default(list_schema());
+  EXPECT_NE(file.find("# Tags.\n# allowed: lower-case letters\ntags = [\"a\"]\n"), std::string::npos) << file;
+  EXPECT_NE(file.find("#names = []\n"), std::string::npos) << file;
+  ASSERT_TRUE(load_lists(file)) << file;
+  const std::string ref = key_reference(list_schema());
+  EXPECT_NE(ref.find("| `tags` | string or string array | `[\"a\"]` | lower-case letters | Tags. |"),
+            std::string::npos)
+      << ref;
+}
+
 using config_schema_death = ::testing::Test;
 
 TEST(config_schema_death, undeclared_key_is_a_programming_error) {
@@ -106,6 +178,7 @@ TEST(config_schema_death, undeclared_key_is_a_programming_error) {
   EXPECT_DEATH(s.get_int("sched.steal"), "sched.steal is a boolean, not an integer");
   EXPECT_DEATH(s.get_bool("nosuch.steal"), "nosuch is not a table");
   EXPECT_DEATH(s.tables("reactor"), "reactor is not an array of tables");
+  EXPECT_DEATH(defaults(list_schema()).get_string("tags"), "tags is a string or an array of strings, not a string");
 }
 
 TEST(config_schema_death, bad_declarations_abort_with_the_reason) {
@@ -117,6 +190,8 @@ TEST(config_schema_death, bad_declarations_abort_with_the_reason) {
                "schema: default of e: \"c\" is not allowed");
   EXPECT_DEATH(schema("bad", {boolean("no help", true, "")}, {}), "not a bare TOML key");
   EXPECT_DEATH(defaults(scenario_schema()), "required key");
+  EXPECT_DEATH(schema("bad", {string_list("t", {"ok", "No"}, "T.", &word)}, {}),
+               "schema: default of t\\[1\\]: \"No\" is not a word");
 }
 
 }  // namespace

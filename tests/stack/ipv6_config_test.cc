@@ -1,17 +1,19 @@
 // A port's IPv6 configuration (issue 21): ip and gateway take either
-// family, as the stack gets them (stack_config_from), and the link-local
-// address derived for the port (RFC 4291 2.5.1 modified EUI-64, RFC 7217
-// stable identifiers).
+// family, as the stack gets them (stack_config_from), with the link-local
+// settings and their secret. The identifiers themselves:
+// tests/stack/ip/link_local_test.cc.
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 
 #include "affine/address.hh"
 #include "affine/affine.hh"
 #include "stack/from_config.hh"
-#include "stack/link_local.hh"
+#include "stack/ip/ipv6_interface.hh"
 
 namespace affine::stack {
 namespace {
@@ -58,49 +60,99 @@ TEST(ipv6_config, AListTakesBothFamiliesAndAGatewayForEach) {
   EXPECT_TRUE(port("ip = [\"10.77.0.2/24\", \"fd77::2/64\"]\ngateway = \"fd77::1\"\n").has_value());
 }
 
-TEST(ipv6_config, WhatCannotWorkTogetherNamesTheKey) {
+TEST(ipv6_config, ASecondIpv4AddressIsRefused) {
   EXPECT_EQ(port("ip = [\"10.77.0.2/24\", \"10.78.0.2/24\"]\n").error(),
             "affine.toml:4: port[0].ip: 10.78.0.2/24: the stack serves one IPv4 address per port");
-  EXPECT_EQ(port("ip = \"fd77::2/64\"\n").error().substr(0, 96),
-            "affine.toml:4: port[0].ip: a dpdk port carries the userspace stack and needs an IPv4 address, li");
-  EXPECT_EQ(port("ip = [\"10.77.0.2/24\", \"ff02::1/64\"]\n").error(),
-            "affine.toml:4: port[0].ip: ff02::1/64 is no address a host interface holds (RFC 4291 2.5)");
+}
+
+TEST(ipv6_config, AnIpv4AddressIsStillNeeded) {
+  EXPECT_EQ(port("ip = \"fd77::2/64\"\n").error(),
+            "affine.toml:4: port[0].ip: a dpdk port carries the userspace stack and needs an IPv4 address, like "
+            "ip = \"10.77.0.2/24\" (or [\"10.77.0.2/24\", \"fd77::2/64\"])");
+}
+
+TEST(ipv6_config, BadIpv6TextIsNamedByFileLineAndElement) {
+  EXPECT_EQ(port("ip = [\"10.77.0.2/24\",\n      \"fd77::zz/64\"]\n").error(),
+            "affine.toml:5: port[0].ip[1]: \"fd77::zz/64\" is not an IPv4 or IPv6 address with prefix length "
+            "(allowed: like \"10.77.0.2/24\" or \"fd77::2/64\", or \"\")");
+  EXPECT_EQ(port("ip = \"10.77.0.2/24\"\ngateway = [\"10.77.0.1\", \"fe80::1::2\"]\n").error(),
+            "affine.toml:5: port[0].gateway[1]: \"fe80::1::2\" is not an IPv4 or IPv6 address (allowed: like "
+            "\"10.77.0.1\" or \"fe80::1\", or \"\")");
+}
+
+// RFC 4291 2.5: no multicast, unspecified, loopback or IPv4-mapped address
+// is one an interface holds.
+TEST(ipv6_config, AnAddressNoInterfaceHoldsIsRefused_RFC4291_2_5) {
+  for (const char* bad : {"ff02::1/64", "::/64", "::1/128", "::ffff:10.0.0.1/96"}) {
+    EXPECT_EQ(port(fmt::format("ip = [\"10.77.0.2/24\", \"{}\"]\n", bad)).error(),
+              fmt::format("affine.toml:4: port[0].ip: {} is no address a host interface holds (RFC 4291 2.5)", bad));
+  }
+}
+
+TEST(ipv6_config, AnIpv6AddressListedTwiceIsRefused) {
+  EXPECT_EQ(port("ip = [\"10.77.0.2/24\", \"fd77::2/64\", \"fd77:0::2/48\"]\n").error(),
+            "affine.toml:4: port[0].ip: fd77:0::2/48: the address is listed twice");
+}
+
+TEST(ipv6_config, MoreThanEightIpv6AddressesAreRefused) {
+  std::string eight = "ip = [\"10.77.0.2/24\"";
+  for (int i = 1; i <= 8; ++i) eight += fmt::format(", \"fd77::{}/64\"", i);
+  EXPECT_TRUE(port(eight + "]\n").has_value());
+  EXPECT_EQ(port(eight + ", \"fd77::9/64\"]\n").error(), "affine.toml:4: port[0].ip: more than 8 IPv6 addresses");
+}
+
+TEST(ipv6_config, OneGatewayPerFamily) {
+  EXPECT_EQ(port("ip = \"10.77.0.2/24\"\ngateway = [\"fe80::1\", \"fe80::2\"]\n").error(),
+            "affine.toml:5: port[0].gateway: more than one IPv6 gateway");
+  EXPECT_EQ(port("ip = \"10.77.0.2/24\"\ngateway = [\"10.77.0.1\", \"fe80::1\", \"10.77.0.9\"]\n").error(),
+            "affine.toml:5: port[0].gateway: more than one IPv4 gateway");
+  auto v6_only = port("ip = \"10.77.0.2/24\"\ngateway = \"fe80::1\"\n");
+  ASSERT_TRUE(v6_only.has_value()) << v6_only.error();
+  EXPECT_FALSE(v6_only->gateway.has_value());
+  EXPECT_EQ(v6_only->gateway6, v6("fe80::1"));
+}
+
+// RFC 4861 4.2, 5.2: a router is addressed by its link-local address; one
+// inside the port's prefixes is on the link too. Anything else is not.
+TEST(ipv6_config, AnIpv6GatewayIsOnTheLink_RFC4861_5_2) {
   EXPECT_EQ(port("ip = [\"10.77.0.2/24\", \"fd77::2/64\"]\ngateway = \"2001:db8::1\"\n").error(),
             "affine.toml:5: port[0].gateway: 2001:db8::1 is neither link-local nor inside one of the port's IPv6 "
             "prefixes");
-  EXPECT_EQ(port("ip = \"10.77.0.2/24\"\ngateway = [\"fe80::1\", \"fe80::2\"]\n").error(),
-            "affine.toml:5: port[0].gateway: more than one IPv6 gateway");
-  std::string many = "ip = [\"10.77.0.2/24\"";
-  for (int i = 1; i <= 9; ++i) many += ", \"fd77::" + std::to_string(i) + "/64\"";
-  EXPECT_EQ(port(many + "]\n").error(), "affine.toml:4: port[0].ip: more than 8 IPv6 addresses");
-  EXPECT_FALSE(port("ip = \"10.77.0.2/24\"\nstable_secret = \"00\"\n").has_value());
+  EXPECT_EQ(port("ip = [\"10.77.0.2/24\", \"fd77::2/64\"]\ngateway = \"fd77:0:0:1::1\"\n").error(),
+            "affine.toml:5: port[0].gateway: fd77:0:0:1::1 is neither link-local nor inside one of the port's IPv6 "
+            "prefixes");
+  EXPECT_TRUE(port("ip = [\"10.77.0.2/24\", \"fd77::2/48\"]\ngateway = \"fd77:0:0:1::1\"\n").has_value());
+  EXPECT_EQ(port("ip = [\"10.77.0.2/24\", \"fd77::2/0\"]\ngateway = \"ff02::2\"\n").error(),
+            "affine.toml:5: port[0].gateway: ff02::2 is no unicast address a router holds");
+  EXPECT_EQ(port("ip = \"10.77.0.2/24\"\ngateway = \"fe80::1\"\nlink_local = \"off\"\n").error(),
+            "affine.toml:5: port[0].gateway: fe80::1: an IPv6 gateway, but the port has no IPv6 address (none in "
+            "ip, link_local = \"off\")");
 }
 
-// RFC 4291 Appendix A; the address Linux gives a port with this MAC.
-TEST(link_local, Eui64InsertsFffeAndInvertsTheUniversalLocalBit) {
-  EXPECT_EQ(eui64_link_local({0x52, 0x54, 0x00, 0x12, 0x34, 0x56}), v6("fe80::5054:ff:fe12:3456"));
-  EXPECT_EQ(eui64_link_local({0x00, 0x1b, 0x21, 0xaa, 0xbb, 0xcc}), v6("fe80::21b:21ff:feaa:bbcc"));
+TEST(ipv6_config, TheStableSecretIsReadAsHexOrDerivedFromTheMachine) {
+  auto given = port("ip = \"10.77.0.2/24\"\nstable_secret = \"00112233445566778899AABBCCDDEEFF\"\n");
+  ASSERT_TRUE(given.has_value()) << given.error();
+  EXPECT_EQ(given->stable_secret, (std::array<std::uint8_t, 16>{0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88,
+                                                                0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff}));
+  EXPECT_EQ(port("ip = \"10.77.0.2/24\"\nstable_secret = \"00\"\n").error(),
+            "affine.toml:5: port[0].stable_secret: \"00\" is not a 128-bit secret (allowed: 32 hex digits, or \"\" "
+            "for one derived from /etc/machine-id)");
+  auto derived = port("ip = \"10.77.0.2/24\"\n");
+  ASSERT_TRUE(derived.has_value()) << derived.error();
+  EXPECT_EQ(derived->stable_secret, machine_secret());
+  // No stable address, no secret to derive.
+  auto eui64 = port("ip = \"10.77.0.2/24\"\nlink_local = \"eui64\"\n");
+  ASSERT_TRUE(eui64.has_value()) << eui64.error();
+  EXPECT_EQ(eui64->stable_secret, (std::array<std::uint8_t, 16>{}));
 }
 
-// RFC 7217 5: stable for one prefix, interface and secret; another of any
-// of them, or another DAD counter, gives another identifier.
-TEST(link_local, StableAddressesDependOnPrefixInterfaceSecretAndCounter) {
-  const std::array<std::uint8_t, 16> secret{1, 2, 3};
-  const ipv6_bytes a = stable_address(link_local_prefix, "eth0", secret);
-  EXPECT_EQ(a, stable_address(link_local_prefix, "eth0", secret));
-  EXPECT_TRUE(same_prefix(a, link_local_prefix, 64));
-  EXPECT_NE(a, stable_address(link_local_prefix, "eth1", secret));
-  EXPECT_NE(a, stable_address(link_local_prefix, "eth0", {1, 2, 4}));
-  EXPECT_NE(a, stable_address(link_local_prefix, "eth0", secret, 1));
-  const ipv6_bytes global = stable_address(v6("fd77::"), "eth0", secret);
-  EXPECT_TRUE(same_prefix(global, v6("fd77::"), 64));
-  EXPECT_NE(std::vector(global.begin() + 8, global.end()), std::vector(a.begin() + 8, a.end()));
-}
-
-TEST(link_local, TheMachineSecretIsTheSameEachTime) {
+TEST(ipv6_config, TheMachineSecretIsTheSameEachTime) {
   if (!std::filesystem::exists("/etc/machine-id")) GTEST_SKIP() << "no /etc/machine-id: the secret is random";
-  EXPECT_EQ(machine_secret(), machine_secret());
-  EXPECT_NE(machine_secret(), (std::array<std::uint8_t, 16>{}));
+  const std::array<std::uint8_t, 16> secret = machine_secret();
+  EXPECT_EQ(secret, machine_secret());
+  EXPECT_NE(secret, (std::array<std::uint8_t, 16>{}));
+  // 128 bits: two hashes under two keys, not one twice.
+  EXPECT_FALSE(std::equal(secret.begin(), secret.begin() + 8, secret.begin() + 8));
 }
 
 }  // namespace
