@@ -27,8 +27,15 @@ void stack::ipv6_in(per_core& pc, std::span<const std::byte> bytes, std::uint64_
     return;
   }
   const ipv6_header h = ip->header();
-  // RFC 4291 2.5.2: the unspecified address is never a destination; RFC
-  // 4862 5.4 lets only DAD's messages use it as a source.
+  // RFC 4291 2.7: a multicast address is never a source (an answer to one
+  // would go to a whole group).
+  if (is_multicast(h.src)) {
+    pc.counters.count(layer::ipv6, parse_error::bad_source);
+    return;
+  }
+  // RFC 4291 2.5.2: the unspecified address is never a destination (no
+  // group or address of ours is ::); RFC 4862 5.4 lets only DAD's
+  // messages use it as a source, which ND's validation checks.
   ipv6_interface::match to;
   {
     std::lock_guard g(v6_lock_);
@@ -82,7 +89,7 @@ void stack::icmpv6_in(per_core& pc, const ipv6_header& ip, std::span<const std::
       // RFC 4443 4.1: answered from the address it was sent to; to a
       // multicast group only where a host chooses to (this one does not,
       // as Linux's icmp_echo_ignore_multicast).
-      if (to != ipv6_interface::match::unicast) break;
+      if (to != ipv6_interface::match::unicast || is_unspecified(ip.src)) break;  // no one to answer
       echo6_reply(pc, ip, *v, now);
       return;
     case icmpv6_type::neighbor_solicitation: solicitation_in(pc, ip, *v, now); return;

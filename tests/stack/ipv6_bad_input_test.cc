@@ -180,6 +180,11 @@ TEST_F(ipv6_input, MalformedIpv6AndNeighborDiscoveryAreDroppedCountedAndUnanswer
       cases.push_back({"an extension chain past the bound", ipv6_frame(next_header::destination, chain), layer::ipv6,
                        parse_error::bad_extension});
     }
+    {
+      frame f = ipv6_frame(next_header::icmpv6, echo_request());
+      f[14 + 8] = std::byte(0xff);  // the source: ff..., a multicast address
+      cases.push_back({"a multicast source", f, layer::ipv6, parse_error::bad_source});
+    }
     cases.push_back({"NS with hop limit 254", ipv6_frame(next_header::icmpv6, ns, group, 254, group_mac), layer::ndp,
                      parse_error::bad_hop_limit});
     {
