@@ -13,6 +13,7 @@ namespace {
 constexpr std::size_t eth_header = 14;
 constexpr std::size_t vlan_tag = 4;
 constexpr std::uint16_t ethertype_ipv4 = 0x0800;
+constexpr std::uint16_t ethertype_ipv6 = 0x86DD;
 constexpr std::uint16_t ethertype_vlan = 0x8100;
 constexpr std::uint8_t proto_tcp = 6;
 constexpr std::uint8_t proto_udp = 17;
@@ -46,6 +47,27 @@ std::uint32_t toeplitz_hash(std::span<const std::uint8_t> key, std::span<const s
   return hash;
 }
 
+namespace {
+
+// IPv6 (Microsoft RSS, "IPv6 hash types"): the 16-byte source and
+// destination addresses, then the ports for TCP or UDP right after the
+// fixed header (extension headers are not walked).
+std::optional<std::uint32_t> ipv6_rss_hash(std::span<const std::uint8_t> key, std::span<const std::byte> ip) {
+  constexpr std::size_t header = 40;
+  if (ip.size() < header || (std::uint8_t(ip[0]) >> 4) != 6) return std::nullopt;
+  std::array<std::uint8_t, 36> input{};
+  std::memcpy(input.data(), ip.data() + 8, 32);
+  const auto next = std::uint8_t(ip[6]);
+  std::size_t len = 32;
+  if ((next == proto_tcp || next == proto_udp) && ip.size() >= header + 4) {
+    std::memcpy(input.data() + 32, ip.data() + header, 4);
+    len = 36;
+  }
+  return toeplitz_hash(key, std::span(input).first(len));
+}
+
+}  // namespace
+
 std::optional<std::uint32_t> frame_rss_hash(std::span<const std::uint8_t> key, std::span<const std::byte> frame) {
   std::size_t at = eth_header;
   if (frame.size() < at) return std::nullopt;
@@ -55,6 +77,7 @@ std::optional<std::uint32_t> frame_rss_hash(std::span<const std::uint8_t> key, s
     type = load_be16(frame, 16);
     at += vlan_tag;
   }
+  if (type == ethertype_ipv6) return ipv6_rss_hash(key, frame.subspan(at));
   if (type != ethertype_ipv4 || frame.size() < at + 20) return std::nullopt;
   const auto ip = frame.subspan(at);
   const std::size_t ihl = (std::size_t(ip[0]) & 0x0f) * 4;

@@ -26,9 +26,10 @@ std::vector<std::uint8_t> symmetric_rss_key(std::size_t bytes = 40);
 std::uint32_t toeplitz_hash(std::span<const std::uint8_t> key, std::span<const std::uint8_t> input);
 
 // The RSS hash a NIC computes for an Ethernet frame: over source and
-// destination IPv4 addresses, plus source and destination ports for an
-// unfragmented TCP or UDP packet. nullopt for anything else (not IPv4,
-// truncated, malformed): such frames have no flow.
+// destination IPv4 or IPv6 addresses, plus source and destination ports
+// for an unfragmented TCP or UDP packet (IPv6: one right after the fixed
+// header). nullopt for anything else (not IP, truncated, malformed): such
+// frames have no flow.
 std::optional<std::uint32_t> frame_rss_hash(std::span<const std::uint8_t> key, std::span<const std::byte> frame);
 
 // The flow hash of a received packet: the NIC's when the mbuf carries one

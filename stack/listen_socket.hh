@@ -15,6 +15,7 @@
 
 #include "affine/net.hh"
 #include "affine/sync.hh"
+#include "stack/family.hh"
 #include "stack/tcp/listener.hh"
 #include "stack/tcp_socket.hh"
 
@@ -23,9 +24,10 @@ namespace affine::stack {
 class listen_socket final : public tcp::admission {
  public:
   // SYN-RECEIVED and the accept queue are both bounded by `backlog`.
-  listen_socket(net::endpoint local, unsigned backlog, const net::stream_options& accepted,
+  listen_socket(net::endpoint local, binding bound, unsigned backlog, const net::stream_options& accepted,
                 const tcp::isn_generator& isn, const tcp::syn_cookies* cookies, tcp::syn_cookie_mode mode)
-      : queue({.syn_backlog = backlog == 0 ? 1u : backlog,
+      : bound(bound),
+        queue({.syn_backlog = backlog == 0 ? 1u : backlog,
                .accept_backlog = backlog == 0 ? 1u : backlog,
                .cookies = mode},
               isn, cookies),
@@ -50,6 +52,7 @@ class listen_socket final : public tcp::admission {
     return closed || queue.admit();
   }
 
+  const binding bound;  // the traffic it takes (family.hh)
   spinlock lock;
   wait_queue acceptors;            // under lock
   std::deque<tcp_socket*> ready;   // under lock; a reference each: the accept queue

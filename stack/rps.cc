@@ -5,12 +5,14 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <new>
 
 #include <fmt/format.h>
 
 #include "affine/poller.hh"
 #include "reactor/here.hh"
+#include "stack/flow.hh"
 
 namespace affine::stack {
 
@@ -37,6 +39,24 @@ std::uint32_t flow_hash(std::uint32_t local_ip, std::uint16_t local_port, std::u
   return std::uint32_t(x);
 }
 
+namespace {
+
+// An IPv6 packet's flow, as note_reader hashes the flow (flow.hh's fold32
+// of each address): TCP or UDP right after the fixed header. Packets with
+// extension headers are left on the core that polled them.
+std::optional<std::uint32_t> ipv6_flow_hash(std::span<const std::byte> ip) noexcept {
+  if (ip.size() < 44 || (std::uint8_t(ip[0]) >> 4) != 6) return std::nullopt;
+  const std::uint8_t next = std::uint8_t(ip[6]);
+  if (next != 6 && next != 17) return std::nullopt;
+  flow_address src, dst;
+  std::memcpy(src.data(), ip.data() + 8, 16);
+  std::memcpy(dst.data(), ip.data() + 24, 16);
+  const std::byte* l4 = ip.data() + 40;
+  return flow_hash(fold32(dst), be16(l4 + 2), fold32(src), be16(l4));
+}
+
+}  // namespace
+
 std::optional<std::uint32_t> frame_flow_hash(std::span<const std::byte> f) noexcept {
   std::size_t at = 12;
   if (f.size() < at + 2) return std::nullopt;
@@ -47,6 +67,7 @@ std::optional<std::uint32_t> frame_flow_hash(std::span<const std::byte> f) noexc
     type = be16(&f[at]);
   }
   at += 2;
+  if (type == 0x86DD) return ipv6_flow_hash(f.subspan(at));
   if (type != 0x0800 || f.size() < at + 20) return std::nullopt;
   const std::byte* ip = &f[at];
   const std::size_t ihl = std::size_t(std::uint8_t(ip[0]) & 0x0F) * 4;

@@ -145,7 +145,9 @@ void stack::ipv4_in(per_core& pc, rte_mbuf* m, std::span<const std::byte> bytes,
 void stack::transport_in(per_core& pc, const ipv4_header& ip, std::span<const std::byte> payload, bool l4_checked,
                          std::uint64_t now) {
   switch (ip.protocol) {
-    case ip_protocol::tcp: tcp_in(pc, ip.src, ip.dst, payload, l4_checked, now); return;
+    case ip_protocol::tcp:
+      tcp_in(pc, v4_flow(ip.dst), v4_flow(ip.src), pseudo_header::ipv4(ip.src, ip.dst, 6), payload, l4_checked, now);
+      return;
     case ip_protocol::udp: udp_in(pc, ip, payload, l4_checked, now); return;
     case ip_protocol::icmp: icmp_in(pc, ip, payload, now); return;
   }
@@ -179,6 +181,20 @@ void stack::icmp_in(per_core& pc, const ipv4_header& ip, std::span<const std::by
 // RFC 768 / RFC 1122 4.1.3.5: a datagram goes to the port bound for it
 // (copied into its bounded queue); with none bound it is answered with port
 // unreachable (RFC 1122 4.1.3.1), never to a broadcast (RFC 1122 3.2.2).
+bool stack::udp_deliver(per_core& pc, const flow_address& local, const flow_address& remote, const udp_view& u) {
+  udp_socket* s = find_udp(u.dst_port(), local);
+  if (s == nullptr) return false;
+  s->lock.lock();
+  const bool queued = !s->closed && s->push({reported(remote, s->local().addr.is_v6()), u.src_port()}, u.payload());
+  // A wakeup from the RX path is sync, as the kernel's sock_def_readable;
+  // the placement policy decides whether that counts (seed 000).
+  if (queued) s->readers.notify_one(!detail::here::in_fiber());
+  s->lock.unlock();
+  s->unref();
+  if (!queued) pc.counters.count(drop::udp_queue_full);
+  return true;
+}
+
 void stack::udp_in(per_core& pc, const ipv4_header& ip, std::span<const std::byte> bytes, bool l4_checked,
                    std::uint64_t now) {
   auto u = udp_view::parse(bytes, ip.src, ip.dst, l4_checked ? checksum_mode::offload : checksum_mode::software);
@@ -186,17 +202,7 @@ void stack::udp_in(per_core& pc, const ipv4_header& ip, std::span<const std::byt
     pc.counters.count(layer::udp, u.error());
     return;
   }
-  if (udp_socket* s = find_udp(u->dst_port(), ip.dst)) {
-    s->lock.lock();
-    const bool queued = !s->closed && s->push({reported(ip.src, s->local().addr.is_v6()), u->src_port()}, u->payload());
-    // A wakeup from the RX path is sync, as the kernel's sock_def_readable;
-    // the placement policy decides whether that counts (seed 000).
-    if (queued) s->readers.notify_one(!detail::here::in_fiber());
-    s->lock.unlock();
-    s->unref();
-    if (!queued) pc.counters.count(drop::udp_queue_full);
-    return;
-  }
+  if (udp_deliver(pc, v4_flow(ip.dst), v4_flow(ip.src), *u)) return;
   pc.counters.count(drop::udp_no_socket);
   if (routes_.is_broadcast(ip.dst)) return;
   // The quote is the datagram as it arrived: rebuild its header in front.

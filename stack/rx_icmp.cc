@@ -36,7 +36,7 @@ bool stack::icmp_error_in(per_core& pc, const icmp_view& v, const ipv4_quote& q,
   const auto error = tcp_error_of(v.code());
   if (!error) return false;
   // The quote's first 8 bytes: our port, theirs, and SEG.SEQ.
-  const flow_tuple t{q.src, q.dst, load_be16(q.transport.data()), load_be16(q.transport.data() + 2)};
+  const flow_tuple t{v4_flow(q.src), v4_flow(q.dst), load_be16(q.transport.data()), load_be16(q.transport.data() + 2)};
   const seq32 seq(load_be32(q.transport.data() + 4));
   socket_ref s = flows_.find(t);
   if (!s) return false;
@@ -60,12 +60,13 @@ bool stack::icmp_error_in(per_core& pc, const icmp_view& v, const ipv4_quote& q,
   return true;
 }
 
-void stack::apply_path_mtu(tcp::connection& c, std::uint32_t dst, std::uint64_t now) {
+void stack::apply_path_mtu(tcp::connection& c, const flow_tuple& t, std::uint64_t now) {
+  if (!t.v4()) return;  // IPv6's Packet Too Big: not yet (issue 21)
   std::uint32_t mtu;
   {
     std::lock_guard g(pmtu_lock_);
     if (pmtu_.size() == 0) return;
-    mtu = pmtu_.path_mtu(dst, now);
+    mtu = pmtu_.path_mtu(v4_address(t.remote_addr), now);
   }
   if (mtu < port_.caps().mtu) c.set_path_mtu(mtu);
 }

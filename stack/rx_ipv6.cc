@@ -13,6 +13,7 @@
 #include "stack/wire/icmpv6.hh"
 #include "stack/wire/ipv6.hh"
 #include "stack/wire/ndp.hh"
+#include "stack/wire/udp.hh"
 
 namespace affine::stack {
 
@@ -29,7 +30,9 @@ void stack::ipv6_in(per_core& pc, std::span<const std::byte> bytes, std::uint64_
   const ipv6_header h = ip->header();
   // RFC 4291 2.7: a multicast address is never a source (an answer to one
   // would go to a whole group).
-  if (is_multicast(h.src)) {
+  // RFC 4291 2.5.5.2: nor an IPv4-mapped one, which stands for IPv4 inside
+  // a host and never travels as IPv6 (flows use it for IPv4, flow.hh).
+  if (is_multicast(h.src) || is_v4(h.src)) {
     pc.counters.count(layer::ipv6, parse_error::bad_source);
     return;
   }
@@ -66,9 +69,17 @@ void stack::ipv6_in(per_core& pc, std::span<const std::byte> bytes, std::uint64_
   switch (up->protocol) {
     case next_header::icmpv6: icmpv6_in(pc, h, up->payload, to, now); return;
     case next_header::none: pc.counters.count(drop::unknown_protocol); return;  // RFC 8200 4.7: nothing follows
+    case next_header::tcp:
+      // TCP is unicast (RFC 9293 3.10.7.1 drops what comes to a group).
+      if (to != ipv6_interface::match::unicast) {
+        pc.counters.count(drop::not_our_address);
+        return;
+      }
+      tcp_in(pc, h.dst, h.src, ipv6_pseudo(h.src, h.dst, next_header::tcp), up->payload, false, now);
+      return;
+    case next_header::udp: udp6_in(pc, h, up->payload, ip->packet(), to, now); return;
     default:
-      // TCP and UDP over IPv6 come with the rest of issue 21; until then,
-      // like any protocol this host does not carry: RFC 8200 4, code 1 at
+      // Like any protocol this host does not carry: RFC 8200 4, code 1 at
       // the Next Header field that names it.
       pc.counters.count(drop::unknown_protocol);
       if (to != ipv6_interface::match::multicast)
@@ -183,6 +194,22 @@ void stack::router_advertisement_in(per_core& pc, const ipv6_header& ip, const i
   }
   if (ra->source_link_layer) learn_neighbor(pc, ip.src, *ra->source_link_layer, now);
   poke_timer(*cores_[0]);  // the router's lifetime is a deadline of core 0's
+}
+
+// RFC 768 over IPv6 (RFC 8200 8.1: the checksum is mandatory): a datagram
+// goes to the port bound for it; with none, port unreachable (RFC 4443
+// 3.1, code 4), never about a datagram sent to a group (2.4(e.3)).
+void stack::udp6_in(per_core& pc, const ipv6_header& ip, std::span<const std::byte> bytes,
+                    std::span<const std::byte> packet, ipv6_interface::match to, std::uint64_t now) {
+  auto u = udp_view::parse(bytes, ipv6_pseudo(ip.src, ip.dst, next_header::udp));
+  if (!u) {
+    pc.counters.count(layer::udp, u.error());
+    return;
+  }
+  if (udp_deliver(pc, ip.dst, ip.src, *u)) return;
+  pc.counters.count(drop::udp_no_socket);
+  if (to == ipv6_interface::match::multicast) return;
+  icmpv6_error(pc, icmpv6_type::dest_unreachable, 4, 0, packet, now);
 }
 
 }  // namespace affine::stack

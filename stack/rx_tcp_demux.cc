@@ -15,17 +15,15 @@ namespace affine::stack {
 
 namespace {
 
-constexpr std::uint8_t tcp_number = std::uint8_t(ip_protocol::tcp);
-
 // RFC 9293 3.1's checksum of a segment for a connection, summed as its
 // payload is copied to where the connection keeps in-order data, when it
 // can go there (one pass over the bytes instead of two); the segment then
 // names the copy, which input() keeps where it lies.
-bool verify_into_place(tcp::connection& c, tcp_segment& seg, std::uint32_t src, std::uint32_t dst,
+bool verify_into_place(tcp::connection& c, tcp_segment& seg, const pseudo_header& ph,
                        std::span<const std::byte> bytes) {
   const std::span<std::byte> to = c.landing(seg.seq, seg.payload.size());
-  if (to.empty()) return ipv4_transport_verifies(src, dst, tcp_number, bytes);
-  checksum_accumulator sum = ipv4_pseudo_header(src, dst, tcp_number, std::uint16_t(bytes.size()));
+  if (to.empty()) return ph.verifies(bytes);
+  checksum_accumulator sum = ph.with_length(std::uint32_t(bytes.size()));
   sum.add(bytes.first(bytes.size() - seg.payload.size()));
   // The segment names the copy before it is made: a span stored just
   // before input() loads it whole would stall on store forwarding. A bad
@@ -37,19 +35,19 @@ bool verify_into_place(tcp::connection& c, tcp_segment& seg, std::uint32_t src, 
 
 }  // namespace
 
-void stack::tcp_in(per_core& pc, std::uint32_t src, std::uint32_t dst, std::span<const std::byte> bytes,
-                   bool l4_checked, std::uint64_t now) {
+void stack::tcp_in(per_core& pc, const flow_address& local, const flow_address& remote, const pseudo_header& ph,
+                   std::span<const std::byte> bytes, bool l4_checked, std::uint64_t now) {
   // The checksum, unless the NIC checked it, is checked below: for a
   // connection's segment in the pass that copies its payload.
-  auto v = tcp_view::parse(bytes, src, dst, checksum_mode::offload);
+  auto v = tcp_view::parse(bytes, ph, checksum_mode::offload);
   if (!v) {
     pc.counters.count(layer::tcp, v.error());
     return;
   }
   tcp_segment seg = v->segment();
-  const flow_tuple t{dst, src, seg.dst_port, seg.src_port};
+  const flow_tuple t{local, remote, seg.dst_port, seg.src_port};
   if (tcp_socket* s = lock_flow(pc, t)) {
-    if (!l4_checked && !verify_into_place(s->conn, seg, src, dst, bytes)) {
+    if (!l4_checked && !verify_into_place(s->conn, seg, ph, bytes)) {
       s->lock.unlock();
       pc.counters.count(layer::tcp, parse_error::bad_checksum);
       return;
@@ -74,20 +72,27 @@ void stack::tcp_in(per_core& pc, std::uint32_t src, std::uint32_t dst, std::span
     finish(*s, what);
     return;
   }
-  if (!l4_checked && !ipv4_transport_verifies(src, dst, tcp_number, bytes)) {
+  if (!l4_checked && !ph.verifies(bytes)) {
     pc.counters.count(layer::tcp, parse_error::bad_checksum);
     return;
   }
   bump(pc.counters.tcp_segments_in);
-  if (dst == routes_.address())
-    if (listen_socket* l = listeners_.find(pc.index, seg.dst_port)) {
-      listen_in(pc, *l, t, seg, now);
+  // IPv4 also reaches here for broadcasts; IPv6 only for our unicast
+  // addresses (rx_ipv6.cc).
+  const bool v4 = t.v4();
+  if (!v4 || v4_address(local) == routes_.address()) {
+    if (listen_socket* l = (v4 ? listeners_ : listeners6_).find(pc.index, seg.dst_port)) {
+      if (l->bound.takes(local)) {
+        listen_in(pc, *l, t, seg, now);
+        l->unref();
+        return;
+      }
       l->unref();
-      return;
     }
+  }
   // RFC 9293 3.10.7.1: CLOSED. An incoming segment other than RST gets a RST.
   pc.counters.count(drop::tcp_no_socket);
-  if (routes_.is_broadcast(dst)) return;
+  if (v4 && routes_.is_broadcast(v4_address(local))) return;
   if (auto rst = tcp::reset_for(seg)) send_tcp(pc, t, *rst, now);
 }
 
@@ -145,7 +150,7 @@ void stack::settle_batch(per_core& pc, std::uint64_t now) {
 // RFC 9293 3.10.7.2: LISTEN, as tcp::listener decides it.
 void stack::listen_in(per_core& pc, listen_socket& l, const flow_tuple& t, const tcp_segment& seg,
                       std::uint64_t now) {
-  const tcp::connection_config cfg = connection_config(l.accepted_options());
+  const tcp::connection_config cfg = connection_config(l.accepted_options(), t);
   tcp::listener::verdict v;
   {
     std::lock_guard g(l.lock);
@@ -159,7 +164,7 @@ void stack::listen_in(per_core& pc, listen_socket& l, const flow_tuple& t, const
   // A returning SYN cookie: the connection its SYN stands for, whose
   // SYN-ACK went out already, then the segment that brought the cookie.
   auto* s = new tcp_socket(*this, pc.index, *v.open, cfg, v.syn ? *v.syn : seg, now);
-  apply_path_mtu(s->conn, t.remote_addr, now);
+  apply_path_mtu(s->conn, t, now);
   l.ref();
   s->parent = &l;
   s->conn.set_admission(&l);

@@ -245,7 +245,7 @@ class listener final : public net::detail::listener_impl {
     l_->ready.pop_front();
     l_->queue.accepted();
     l_->lock.unlock();
-    return std::make_unique<stream>(std::move(s), l_->local().addr.is_v6());
+    return std::make_unique<stream>(std::move(s), l_->bound.mapped);
   }
 
   net::endpoint local() const override { return l_->local(); }
@@ -364,7 +364,7 @@ class stack_backend final : public net::detail::backend {
       return std::unexpected(e);
     }
     sock->lock.unlock();
-    return std::make_unique<stream>(std::move(sock), to.addr.is_v6());
+    return std::make_unique<stream>(std::move(sock), to.addr.is_v6());  // a mapped peer: mapped addresses
   }
 
  private:
@@ -387,34 +387,46 @@ net::detail::backend& stack::backend() {
   return *backend_;
 }
 
+// A listener takes a port in the table of each family it serves: one on
+// 0.0.0.0 and one on [::] with v6_only share a port, as on Linux.
 std::expected<listen_socket*, std::error_code> stack::listen(const net::listen_options& opts) {
-  const v4_binding b = bind_v4(opts.local.addr, opts.v6_only);
-  if (!b.serves) return std::unexpected(err(std::errc::address_family_not_supported));
-  if (!b.any && b.address != routes_.address()) return std::unexpected(err(std::errc::address_not_available));
+  const binding b = bind_of(opts.local.addr, opts.v6_only);
+  if (!b.serves()) return std::unexpected(err(std::errc::address_family_not_supported));
+  if (b.address && !is_ours(*b.address)) return std::unexpected(err(std::errc::address_not_available));
   std::lock_guard g(listeners_lock_);
+  auto taken = [&](std::uint16_t p) { return (b.v4 && listeners_.bound(p)) || (b.v6 && listeners6_.bound(p)); };
   std::uint16_t port = opts.local.port;
   if (port == 0) {
     for (unsigned tries = 0; tries < 16384 && port == 0; ++tries) {
       const auto p = std::uint16_t(49152 + next_port_.fetch_add(1, std::memory_order_relaxed) % 16384);
-      if (!listeners_.bound(p)) port = p;
+      if (!taken(p)) port = p;
     }
     if (port == 0) return std::unexpected(err(std::errc::address_in_use));
   }
-  if (listeners_.bound(port)) return std::unexpected(err(std::errc::address_in_use));
-  // getsockname()'s answer: the address asked for (:: stays ::), the
-  // port picked.
-  const net::address local = b.any && b.mapped ? opts.local.addr : reported(routes_.address(), b.mapped);
-  auto* l = new listen_socket({local, port}, opts.backlog, opts.accepted, isn_, &cookies_,
-                              cfg_.syn_cookies);
-  listeners_.insert(port, l);  // the table's reference
-  l->ref();                          // the caller's
+  if (taken(port)) return std::unexpected(err(std::errc::address_in_use));
+  // getsockname()'s answer: the address asked for (:: stays ::), 0.0.0.0
+  // as the port's one IPv4 address, the port picked.
+  const net::address local = b.address ? reported(*b.address, b.mapped)
+                             : b.mapped ? opts.local.addr
+                                        : net::address(net::ipv4_address{routes_.address()});
+  auto* l = new listen_socket({local, port}, b, opts.backlog, opts.accepted, isn_, &cookies_, cfg_.syn_cookies);
+  // A reference for each table, and the caller's.
+  if (b.v4) {
+    l->ref();
+    listeners_.insert(port, l);
+  }
+  if (b.v6) {
+    l->ref();
+    listeners6_.insert(port, l);
+  }
   return l;
 }
 
 void stack::close_listener(listen_socket* l) {
   {
     std::lock_guard g(listeners_lock_);
-    if (listeners_.remove(l->local().port, l)) l->unref();
+    if (l->bound.v4 && listeners_.remove(l->local().port, l)) l->unref();
+    if (l->bound.v6 && listeners6_.remove(l->local().port, l)) l->unref();
   }
   std::deque<tcp_socket*> orphans;
   {
@@ -439,9 +451,13 @@ std::size_t stack::syn_received() {
   // listener's; close_listener takes them one after the other, never both.
   std::lock_guard g(listeners_lock_);
   std::size_t n = 0;
-  listeners_.for_each([&n](std::uint16_t, listen_socket* l) {
+  auto count = [&n](std::uint16_t, listen_socket* l) {
     std::lock_guard lg(l->lock);
     n += l->queue.syn_received();
+  };
+  listeners_.for_each(count);
+  listeners6_.for_each([&](std::uint16_t p, listen_socket* l) {
+    if (!l->bound.v4) count(p, l);  // a dual-stack one is counted once
   });
   return n;
 }
@@ -449,8 +465,7 @@ std::size_t stack::syn_received() {
 // An ephemeral port from the dynamic range (RFC 6056 3.3.1's counter) whose
 // tuple is free and, where RSS decides, whose replies reach `core`
 // (rss_ports.hh); any free port where none does.
-std::optional<std::uint16_t> stack::pick_local_port(std::uint32_t remote, std::uint16_t remote_port, unsigned core) {
-  const flow_tuple t{routes_.address(), remote, 0, remote_port};
+std::optional<std::uint16_t> stack::pick_local_port(flow_tuple t, unsigned core) {
   const std::uint32_t start = next_port_.fetch_add(1, std::memory_order_relaxed);
   auto taken = [&](const flow_tuple& c) { return flows_.contains(c); };
   if (auto p = steering_.pick(t, core, 49152, 65535, start, taken)) return p;
@@ -458,17 +473,20 @@ std::optional<std::uint16_t> stack::pick_local_port(std::uint32_t remote, std::u
 }
 
 std::expected<socket_ref, std::error_code> stack::connect(net::endpoint peer, const net::stream_options& opts) {
-  const auto remote = v4_of(peer.addr);
-  if (!remote) return std::unexpected(err(std::errc::address_family_not_supported));
-  const net::endpoint to{net::ipv4_address{*remote}, peer.port};
+  const flow_address remote = flow_of(peer.addr);
+  if (is_unspecified(remote) || is_multicast(remote) || (is_v4(remote) && v4_address(remote) == 0))
+    return std::unexpected(err(std::errc::invalid_argument));
+  const auto local = source_for(remote);
+  if (!local) return std::unexpected(err(std::errc::network_unreachable));
   const unsigned core = detail::here::core();
-  const auto port = pick_local_port(to.addr.v4().value, to.port, core);
+  flow_tuple t{*local, remote, 0, peer.port};
+  const auto port = pick_local_port(t, core);
   if (!port) return std::unexpected(err(std::errc::address_not_available));
+  t.local_port = *port;
   const std::uint64_t now = now_ns();
-  const flow_tuple t{routes_.address(), to.addr.v4().value, *port, to.port};
   const tcp::open_params p{.tuple = t, .iss = isn_.next(t, now), .ts_offset = std::uint32_t(isn_.next(t, 0).raw())};
-  socket_ref s(new tcp_socket(*this, core, p, connection_config(opts), now));
-  apply_path_mtu(s->conn, t.remote_addr, now);
+  socket_ref s(new tcp_socket(*this, core, p, connection_config(opts, t), now));
+  apply_path_mtu(s->conn, t, now);
   if (!flows_.insert(t, s.get())) return std::unexpected(err(std::errc::too_many_files_open));
   home(s.get());
   s->lock.lock();

@@ -9,6 +9,7 @@
 
 #include "affine/log.hh"
 #include "reactor/here.hh"
+#include "stack/family.hh"
 #include "stack/ip/link_local.hh"
 #include "stack/per_core.hh"
 
@@ -73,6 +74,7 @@ stack::stack(runtime& rt, drivers::port& port, const stack_config& cfg, route_ta
       icmpv6_errors_(cfg.icmpv6_errors_per_s, std::random_device{}()),
       pmtu_(path_mtu_config{.interface_mtu = port.caps().mtu}),
       listeners_(rt.cores()),
+      listeners6_(rt.cores()),
       next_port_(49152 + std::uint32_t(now_ns() % 16384)) {
   ipv6_interface_config v6{.addresses = cfg.ipv6,
                            .gateway = cfg.gateway6,
@@ -99,10 +101,12 @@ stack::~stack() {
   attachment_.reset();  // no more RX: the pollers are off the reactors
   rps_.reset();         // nor backlogs
   for (auto& pc : cores_) forget_flow(*pc);
-  std::vector<std::pair<std::uint16_t, listen_socket*>> ls;
-  listeners_.for_each([&](std::uint16_t port, listen_socket* l) { ls.emplace_back(port, l); });
-  for (auto [port, l] : ls)
-    if (listeners_.remove(port, l)) l->unref();
+  for (port_table<listen_socket>* table : {&listeners_, &listeners6_}) {
+    std::vector<std::pair<std::uint16_t, listen_socket*>> ls;
+    table->for_each([&](std::uint16_t port, listen_socket* l) { ls.emplace_back(port, l); });
+    for (auto [port, l] : ls)
+      if (table->remove(port, l)) l->unref();
+  }
   {
     std::lock_guard g(udp_lock_);
     for (auto& [port, u] : udp_ports_) u->unref();
@@ -122,10 +126,28 @@ std::vector<std::string> stack::describe_connections() const {
   const std::uint64_t now = now_ns();
   flows_.for_each([&](const flow_tuple& t, tcp_socket& s) {
     std::lock_guard g(s.lock);  // lock order: shard, then socket (nothing takes a shard under a socket lock)
-    out.push_back(fmt::format("{}:{} > {}:{} {}", net::ipv4_address{t.local_addr}.to_string(), t.local_port,
-                              net::ipv4_address{t.remote_addr}.to_string(), t.remote_port, s.conn.describe(now)));
+    out.push_back(fmt::format("{} > {} {}", endpoint_of(t.local_addr, t.local_port).to_string(),
+                              endpoint_of(t.remote_addr, t.remote_port).to_string(), s.conn.describe(now)));
   });
   return out;
+}
+
+bool stack::is_ours(const flow_address& a) {
+  if (is_v4(a)) return routes_.address() != 0 && v4_address(a) == routes_.address();
+  std::lock_guard g(v6_lock_);
+  if (!v6_) return false;
+  const auto m = v6_->classify(a);
+  return m == ipv6_interface::match::unicast || m == ipv6_interface::match::tentative;
+}
+
+std::optional<flow_address> stack::source_for(const flow_address& dst) {
+  if (is_v4(dst)) {
+    if (routes_.address() == 0) return std::nullopt;
+    return v4_flow(routes_.address());
+  }
+  std::lock_guard g(v6_lock_);
+  if (!v6_) return std::nullopt;
+  return v6_->source_for(dst);
 }
 
 const core_counters& stack::counters(unsigned core) const { return cores_[core]->counters; }
@@ -133,14 +155,15 @@ const core_counters& stack::counters(unsigned core) const { return cores_[core]-
 void stack::note_reader(const tcp_socket& s) {
   if (!rps_) return;
   const flow_tuple& t = s.conn.tuple();
-  rps_->note_reader(flow_hash(t.local_addr, t.local_port, t.remote_addr, t.remote_port), detail::here::core());
+  rps_->note_reader(flow_hash(fold32(t.local_addr), t.local_port, fold32(t.remote_addr), t.remote_port),
+                    detail::here::core());
 }
 
 stack::per_core& stack::here() { return *cores_[detail::here::core()]; }
 
-tcp::connection_config stack::connection_config(const net::stream_options& opts) const {
+tcp::connection_config stack::connection_config(const net::stream_options& opts, const flow_tuple& t) const {
   tcp::connection_config c = cfg_.tcp;
-  c.mss = std::uint16_t(port_.caps().mtu - 40);
+  c.mss = std::uint16_t(port_.caps().mtu - ip_header_bytes(t) - 20);
   c.global_challenge_budget = &challenge_budget_;
   c.no_delay = opts.no_delay;
   c.keepalive.enabled = opts.keepalive;

@@ -43,6 +43,7 @@
 #include "stack/tcp/challenge_budget.hh"
 #include "stack/tcp/syn_cookie.hh"
 #include "stack/udp_socket.hh"
+#include "stack/wire/udp.hh"
 #include "stack/wire/ipv4.hh"
 #include "stack/wire/icmpv6.hh"
 #include "stack/wire/ipv6.hh"
@@ -146,7 +147,9 @@ class stack final : public drivers::packet_sink {
   };
   settled settle(tcp_socket& s, std::uint64_t now_ns);
   void finish(tcp_socket& s, settled what);
-  tcp::connection_config connection_config(const net::stream_options& opts) const;
+  // A connection's settings: the file's, `opts`, and the MSS its family's
+  // headers leave of the MTU.
+  tcp::connection_config connection_config(const net::stream_options& opts, const flow_tuple& t) const;
   // UDP ports (udp_socket.cc): bound with a reference for the caller;
   // close_udp unbinds and wakes the readers (the caller then unrefs).
   std::expected<udp_socket*, std::error_code> bind_udp(const net::udp_options& opts);
@@ -189,9 +192,12 @@ class stack final : public drivers::packet_sink {
   bool icmp_error_in(per_core& pc, const icmp_view& v, const ipv4_quote& q, std::uint64_t now);
   void count_time_wait(per_core& pc, tcp_socket& s);
   // A new connection to `dst` keeps within the path MTU known for it.
-  void apply_path_mtu(tcp::connection& c, std::uint32_t dst, std::uint64_t now);
+  void apply_path_mtu(tcp::connection& c, const flow_tuple& t, std::uint64_t now);
   void udp_in(per_core& pc, const ipv4_header& ip, std::span<const std::byte> bytes, bool l4_checked,
               std::uint64_t now);
+  // A datagram for `local` from `remote`, its header checked: to the socket
+  // bound for it (true), or to none (false: the caller answers).
+  bool udp_deliver(per_core& pc, const flow_address& local, const flow_address& remote, const udp_view& u);
 
   // rx_ipv6.cc: IPv6, ICMPv6 and Neighbor Discovery on the RX path.
   void ipv6_in(per_core& pc, std::span<const std::byte> bytes, std::uint64_t now);
@@ -200,6 +206,8 @@ class stack final : public drivers::packet_sink {
   void solicitation_in(per_core& pc, const ipv6_header& ip, const icmpv6_view& v, std::uint64_t now);
   void advertisement_in(per_core& pc, const ipv6_header& ip, const icmpv6_view& v, std::uint64_t now);
   void router_advertisement_in(per_core& pc, const ipv6_header& ip, const icmpv6_view& v, std::uint64_t now);
+  void udp6_in(per_core& pc, const ipv6_header& ip, std::span<const std::byte> bytes, std::span<const std::byte> packet,
+               ipv6_interface::match to, std::uint64_t now);
 
   // neighbors.cc: the neighbor cache (RFC 4861 7.2, 7.3) as the stack
   // uses it, and the IPv6 interface's timers (DAD, routers) on core 0.
@@ -213,8 +221,10 @@ class stack final : public drivers::packet_sink {
   // rx_tcp_demux.cc: segments to sockets and listeners.
   // The addresses come by value: a header struct just built a field at a
   // time and loaded two fields at once stalls on store forwarding.
-  void tcp_in(per_core& pc, std::uint32_t src, std::uint32_t dst, std::span<const std::byte> bytes, bool l4_checked,
-              std::uint64_t now);
+  // `local` and `remote` as flow.hh writes them, `ph` the segment's
+  // checksum pseudo-header.
+  void tcp_in(per_core& pc, const flow_address& local, const flow_address& remote, const pseudo_header& ph,
+              std::span<const std::byte> bytes, bool l4_checked, std::uint64_t now);
   void listen_in(per_core& pc, listen_socket& l, const flow_tuple& t, const tcp_segment& seg, std::uint64_t now);
   void child_settled(tcp_socket& s, tcp::event_set ev);
 
@@ -264,8 +274,17 @@ class stack final : public drivers::packet_sink {
   void release_timers(per_core& pc);
   friend void on_wheel_entry(timer& entry, void* socket);
 
-  std::optional<std::uint16_t> pick_local_port(std::uint32_t remote, std::uint16_t remote_port, unsigned core);
-  udp_socket* find_udp(std::uint16_t port, std::uint32_t dst);  // with a reference
+  // `t` with its local port left to pick.
+  std::optional<std::uint16_t> pick_local_port(flow_tuple t, unsigned core);
+  udp_socket* find_udp(std::uint16_t port, const flow_address& dst);  // with a reference
+  // Whether `a` is an address of this port (IPv6: a preferred or tentative one).
+  bool is_ours(const flow_address& a);
+  // The source for a packet to `dst`: the IPv4 address, or one of the
+  // IPv6 addresses (RFC 6724); nullopt when the port has none of its family.
+  std::optional<flow_address> source_for(const flow_address& dst);
+  // IPv6 packets of `proto` for the transport layer, from `src` to `dst`.
+  void send_ip(per_core& pc, const flow_address& src, const flow_address& dst, std::uint8_t proto,
+               std::size_t l4_bytes, l4_writer write, std::uint64_t now);
 
   runtime& rt_;
   drivers::port& port_;
@@ -289,8 +308,9 @@ class stack final : public drivers::packet_sink {
   tcp::challenge_budget icmpv6_errors_;  // RFC 4443 2.4(f)
   spinlock pmtu_lock_;
   path_mtu_cache pmtu_;  // under pmtu_lock_: RFC 1191 estimates per destination
-  spinlock listeners_lock_;             // serializes listen() and close_listener()
-  port_table<listen_socket> listeners_;  // RX lookups take no lock; a reference each
+  spinlock listeners_lock_;              // serializes listen() and close_listener()
+  port_table<listen_socket> listeners_;   // IPv4's: RX lookups take no lock; a reference each
+  port_table<listen_socket> listeners6_;  // IPv6's: a dual-stack listener is in both
   spinlock udp_lock_;
   std::vector<std::pair<std::uint16_t, udp_socket*>> udp_ports_;  // under udp_lock_; a reference each
   std::atomic<std::uint32_t> next_port_;

@@ -14,6 +14,7 @@
 #include "stack/wire/arp.hh"
 #include "stack/wire/ethernet.hh"
 #include "stack/wire/icmp.hh"
+#include "stack/wire/ipv6.hh"
 #include "stack/wire/tcp.hh"
 
 namespace affine::stack {
@@ -22,6 +23,8 @@ namespace {
 
 constexpr std::size_t eth_len = 14;
 constexpr std::size_t ip_len = 20;
+// RFC 8200 3 leaves it to the host; Linux's default (net.ipv6.conf.*.hop_limit).
+constexpr std::uint8_t unicast_hop_limit = 64;
 
 }  // namespace
 
@@ -113,17 +116,26 @@ void stack::transmit(per_core& pc, rte_mbuf* m, std::uint32_t next_hop, std::uin
   }
 }
 
+void stack::send_ip(per_core& pc, const flow_address& src, const flow_address& dst, std::uint8_t proto,
+                    std::size_t l4_bytes, l4_writer write, std::uint64_t now) {
+  if (is_v4(dst)) {
+    send_ipv4(pc, v4_address(dst), ip_protocol(proto), l4_bytes, write, now);
+    return;
+  }
+  send_ipv6(pc, {.src = src, .dst = dst, .next = proto, .hop_limit = unicast_hop_limit}, l4_bytes, write, now);
+}
+
 void stack::send_tcp(per_core& pc, const flow_tuple& t, const tcp_segment& seg, std::uint64_t now) {
   // Exact: a full-sized segment at a jumbo MTU fills its mbuf to the byte.
   const std::size_t len = tcp_view::min_header_length + tcp_options_length(seg.options) + seg.payload.size();
   bump(pc.counters.tcp_segments_out);
-  send_ipv4(pc, t.remote_addr, ip_protocol::tcp, len,
-            [&](std::span<std::byte> out, bool offload) -> std::size_t {
-              auto n = emit_tcp(seg, t.local_addr, t.remote_addr, out,
-                                offload ? checksum_mode::offload : checksum_mode::software);
-              return n ? *n : 0;
-            },
-            now);
+  const pseudo_header ph = outbound_pseudo(t, next_header::tcp);
+  send_ip(pc, t.local_addr, t.remote_addr, next_header::tcp, len,
+          [&](std::span<std::byte> out, bool offload) -> std::size_t {
+            auto n = emit_tcp(seg, ph, out, offload ? checksum_mode::offload : checksum_mode::software);
+            return n ? *n : 0;
+          },
+          now);
 }
 
 void stack::send_arp(per_core& pc, bool reply, const mac_address& dst_mac, std::uint32_t target_ip) {

@@ -20,13 +20,16 @@ std::atomic<std::size_t> live_sockets{0};
 
 std::unexpected<std::error_code> failure(std::errc e) { return std::unexpected(std::make_error_code(e)); }
 
-// IPv4 and UDP headers: what a frame's MTU leaves for a datagram's payload.
+// IPv4 and UDP headers: what a frame's MTU leaves for the largest payload
+// of either family (IPv6's header is larger), which a receive queue fits.
 constexpr std::size_t udp_overhead = 20 + udp_view::header_length;
 
 }  // namespace
 
-udp_socket::udp_socket(net::endpoint local, std::size_t max_datagrams, std::size_t max_datagram_bytes)
-    : local_(local), bytes_(max_datagrams * max_datagram_bytes), slots_(max_datagrams) {
+udp_socket::udp_socket(net::endpoint local, binding bound, std::size_t max_datagrams,
+                       std::size_t max_datagram_bytes)
+    : bound(bound),
+      local_(local), bytes_(max_datagrams * max_datagram_bytes), slots_(max_datagrams) {
   live_sockets.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -54,15 +57,18 @@ net::udp_socket::datagram_info udp_socket::pop(std::span<std::byte> buf) {
 // Ports are one table for every core: a datagram may arrive on any RX queue
 // (the same reason the flow table is shared, docs/stack.md).
 std::expected<udp_socket*, std::error_code> stack::bind_udp(const net::udp_options& opts) {
-  const v4_binding b = bind_v4(opts.local.addr, opts.v6_only);
-  if (!b.serves) return failure(std::errc::address_family_not_supported);
-  if (!b.any && b.address != routes_.address()) return failure(std::errc::address_not_available);
+  const binding b = bind_of(opts.local.addr, opts.v6_only);
+  if (!b.serves()) return failure(std::errc::address_family_not_supported);
+  if (b.address && !is_ours(*b.address)) return failure(std::errc::address_not_available);
   if (opts.receive_queue == 0) return failure(std::errc::invalid_argument);
-  auto in_use = [this](std::uint16_t p) {
-    return std::any_of(udp_ports_.begin(), udp_ports_.end(), [p](auto& e) { return e.first == p; });
+  // Two sockets share a port where they take different traffic (0.0.0.0
+  // and [::] with v6_only, or two addresses), as on Linux.
+  auto in_use = [&](std::uint16_t p) {
+    return std::any_of(udp_ports_.begin(), udp_ports_.end(),
+                       [&](auto& e) { return e.first == p && e.second->bound.overlaps(b); });
   };
   // Allocated before the table lock is taken: a spinlock section stays short.
-  auto* u = new udp_socket({opts.local.addr, opts.local.port}, opts.receive_queue, port_.caps().mtu - udp_overhead);
+  auto* u = new udp_socket({opts.local.addr, opts.local.port}, b, opts.receive_queue, port_.caps().mtu - udp_overhead);
   std::lock_guard g(udp_lock_);
   std::uint16_t port = opts.local.port;
   // RFC 6056 3.3.1: an ephemeral port from the dynamic range, by a counter.
@@ -94,12 +100,12 @@ void stack::close_udp(udp_socket* u) {
   u->readers.notify_all();
 }
 
-udp_socket* stack::find_udp(std::uint16_t port, std::uint32_t dst) {
+udp_socket* stack::find_udp(std::uint16_t port, const flow_address& dst) {
   std::lock_guard g(udp_lock_);
   for (auto& [p, u] : udp_ports_)
     // A port bound to one address takes only datagrams sent to it; one
     // bound to every address takes broadcasts too (as Linux does).
-    if (const v4_binding b = bind_v4(u->local().addr, false); p == port && (b.any || b.address == dst)) {
+    if (p == port && u->bound.takes(dst)) {
       u->ref();
       return u;
     }
@@ -110,22 +116,26 @@ udp_socket* stack::find_udp(std::uint16_t port, std::uint32_t dst) {
 // waits (an unresolved next hop holds it in the ARP queue, bounded).
 std::expected<void, std::error_code> stack::send_udp(std::uint16_t local_port, net::endpoint to,
                                                      std::span<const std::byte> datagram) {
-  const auto dst = v4_of(to.addr);
-  if (!dst) return failure(std::errc::address_family_not_supported);
-  if (to.port == 0 || *dst == 0) return failure(std::errc::invalid_argument);
-  // RFC 1191: DF is set on everything this stack sends, and it never
-  // fragments; a datagram the link cannot carry whole is the sender's error.
-  if (datagram.size() > port_.caps().mtu - udp_overhead) return failure(std::errc::message_size);
-  if (!routes_.next_hop(*dst)) return failure(std::errc::network_unreachable);
+  const flow_address dst = flow_of(to.addr);
+  if (to.port == 0 || is_unspecified(dst) || (is_v4(dst) && v4_address(dst) == 0))
+    return failure(std::errc::invalid_argument);
+  // RFC 1191, RFC 8201: DF is set on everything this stack sends, and it
+  // never fragments; a datagram the link cannot carry whole is the
+  // sender's error.
+  const std::size_t headers = (is_v4(dst) ? 20 : 40) + udp_view::header_length;
+  if (datagram.size() > port_.caps().mtu - headers) return failure(std::errc::message_size);
+  if (is_v4(dst) && !routes_.next_hop(v4_address(dst))) return failure(std::errc::network_unreachable);
+  const auto src = source_for(dst);
+  if (!src) return failure(std::errc::network_unreachable);
   const udp_header h{.src_port = local_port, .dst_port = to.port};
-  const std::uint32_t src = routes_.address();
-  send_ipv4(here(), *dst, ip_protocol::udp, udp_view::header_length + datagram.size(),
-            [&](std::span<std::byte> out, bool offload) -> std::size_t {
-              auto n = emit_udp(h, datagram, src, *dst, out,
-                                offload ? checksum_mode::offload : checksum_mode::software);
-              return n ? *n : 0;
-            },
-            now_ns());
+  const flow_tuple t{*src, dst, local_port, to.port};
+  const pseudo_header ph = outbound_pseudo(t, next_header::udp);
+  send_ip(here(), *src, dst, next_header::udp, udp_view::header_length + datagram.size(),
+          [&](std::span<std::byte> out, bool offload) -> std::size_t {
+            auto n = emit_udp(h, datagram, ph, out, offload ? checksum_mode::offload : checksum_mode::software);
+            return n ? *n : 0;
+          },
+          now_ns());
   return {};
 }
 

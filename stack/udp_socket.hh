@@ -21,13 +21,14 @@
 
 #include "affine/net.hh"
 #include "affine/sync.hh"
+#include "stack/family.hh"
 #include "stack/tcp/ring_buffer.hh"
 
 namespace affine::stack {
 
 class udp_socket {
  public:
-  udp_socket(net::endpoint local, std::size_t max_datagrams, std::size_t max_datagram_bytes);
+  udp_socket(net::endpoint local, binding bound, std::size_t max_datagrams, std::size_t max_datagram_bytes);
   udp_socket(const udp_socket&) = delete;
   udp_socket& operator=(const udp_socket&) = delete;
 
@@ -37,6 +38,7 @@ class udp_socket {
   }
 
   const net::endpoint& local() const { return local_; }
+  const binding bound;  // the traffic it takes (family.hh)
   // The port picked for a bind to port 0; before the socket is in the table.
   void set_port(std::uint16_t port) { local_.port = port; }
 

@@ -19,10 +19,13 @@ namespace affine::drivers::dpdk {
 
 namespace {
 
-// The stack speaks IPv4: hash on what an IPv4 flow has.
-constexpr std::uint64_t ipv4_hash_functions = RTE_ETH_RSS_IPV4 | RTE_ETH_RSS_FRAG_IPV4 |
-                                              RTE_ETH_RSS_NONFRAG_IPV4_TCP | RTE_ETH_RSS_NONFRAG_IPV4_UDP |
-                                              RTE_ETH_RSS_NONFRAG_IPV4_OTHER;
+// The stack speaks IPv4 and IPv6: hash on what a flow of either has
+// (stack/rss_ports.cc computes the same Toeplitz hash for both).
+constexpr std::uint64_t ip_hash_functions = RTE_ETH_RSS_IPV4 | RTE_ETH_RSS_FRAG_IPV4 |
+                                            RTE_ETH_RSS_NONFRAG_IPV4_TCP | RTE_ETH_RSS_NONFRAG_IPV4_UDP |
+                                            RTE_ETH_RSS_NONFRAG_IPV4_OTHER | RTE_ETH_RSS_IPV6 |
+                                            RTE_ETH_RSS_FRAG_IPV6 | RTE_ETH_RSS_NONFRAG_IPV6_TCP |
+                                            RTE_ETH_RSS_NONFRAG_IPV6_UDP | RTE_ETH_RSS_NONFRAG_IPV6_OTHER;
 constexpr std::size_t default_rss_key_bytes = 40;
 
 std::string too_many(std::string_view port, unsigned asked, std::string_view what, unsigned max) {
@@ -68,7 +71,7 @@ std::expected<void, std::string> dpdk_port::start(const rte_eth_dev_info& info) 
   pool_ = *pool;
   const std::uint32_t data_room = rte_pktmbuf_data_room_size(pool_) - RTE_PKTMBUF_HEADROOM;
 
-  const std::uint64_t hash_functions = info.flow_type_rss_offloads & ipv4_hash_functions;
+  const std::uint64_t hash_functions = info.flow_type_rss_offloads & ip_hash_functions;
   const bool rss = cfg_.rss != rss_mode::off && hash_functions != 0;
   auto offloads = choose_offloads(info, cfg_.mtu, data_room, rss, caps_);
   if (!offloads) return std::unexpected(fmt::format("port {}: {}", name(), offloads.error()));

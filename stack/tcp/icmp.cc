@@ -11,7 +11,7 @@ namespace affine::stack::tcp {
 namespace {
 
 // IPv4 and TCP headers without options (RFC 9293 3.7.1).
-constexpr std::uint32_t ip_tcp_header_bytes = 40;
+constexpr std::uint32_t tcp_header_bytes = 20;
 constexpr std::uint32_t ts_option_bytes = 12;
 constexpr std::uint32_t min_mss = 48;  // as options.cc bounds a peer's MSS
 
@@ -22,7 +22,8 @@ bool connection::in_flight(seq32 seq) const {
 }
 
 void connection::set_path_mtu(std::uint32_t mtu) {
-  path_mss_ = std::max(min_mss, mtu > ip_tcp_header_bytes ? mtu - ip_tcp_header_bytes : 0);
+  const std::uint32_t headers = ip_header_bytes(tuple_) + tcp_header_bytes;
+  path_mss_ = std::max(min_mss, mtu > headers ? mtu - headers : 0);
   eff_mss_ = std::min(eff_mss_, std::max(min_mss, path_mss_ - std::min(path_mss_, ts_ok_ ? ts_option_bytes : 0u)));
 }
 

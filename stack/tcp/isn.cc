@@ -1,6 +1,7 @@
 #include "stack/tcp/isn.hh"
 
 #include <bit>
+#include <cstring>
 #include <random>
 
 namespace affine::stack::tcp {
@@ -71,20 +72,22 @@ void put_be(std::span<std::byte> out, std::uint32_t v, std::size_t bytes) {
   for (std::size_t j = 0; j < bytes; ++j) out[j] = std::byte(v >> (8 * (bytes - 1 - j)));
 }
 
-void put_connection_id(const flow_tuple& t, std::span<std::byte, 12> out) {
-  put_be(out.subspan(0, 4), t.local_addr, 4);
-  put_be(out.subspan(4, 2), t.local_port, 2);
-  put_be(out.subspan(6, 4), t.remote_addr, 4);
-  put_be(out.subspan(10, 2), t.remote_port, 2);
+std::size_t put_connection_id(const flow_tuple& t, std::span<std::byte, max_connection_id> out) {
+  const std::size_t a = t.v4() ? 4 : 16;  // the address's bytes, from its end
+  std::memcpy(out.data(), t.local_addr.data() + 16 - a, a);
+  put_be(out.subspan(a, 2), t.local_port, 2);
+  std::memcpy(out.data() + a + 2, t.remote_addr.data() + 16 - a, a);
+  put_be(out.subspan(2 * a + 2, 2), t.remote_port, 2);
+  return 2 * a + 4;
 }
 
 isn_generator isn_generator::from_random_device() { return isn_generator(random_siphash_key()); }
 
 seq32 isn_generator::next(const flow_tuple& t, std::uint64_t now_ns) const {
   // RFC 6528 3: F hashes the connection-id with the secret key.
-  std::array<std::byte, 12> id;
-  put_connection_id(t, id);
-  const auto f = std::uint32_t(siphash_2_4(secret_, id));
+  std::array<std::byte, max_connection_id> id;
+  const std::size_t n = put_connection_id(t, id);
+  const auto f = std::uint32_t(siphash_2_4(secret_, std::span(id).first(n)));
   // RFC 6528 3: M is a timer that ticks every 4 microseconds (mod 2^32).
   const auto m = std::uint32_t(now_ns / 4'000);
   return seq32(m + f);

@@ -22,9 +22,11 @@ std::uint64_t siphash_2_4(const siphash_key& key, std::span<const std::byte> mes
 siphash_key random_siphash_key();
 
 // RFC 6528 3's connection-id (local IP, local port, remote IP, remote port)
-// in network byte order, the first 12 bytes of `out`; a fixed order keeps
-// the hashes over it portable.
-void put_connection_id(const flow_tuple& t, std::span<std::byte, 12> out);
+// in network byte order at the start of `out`: 12 bytes for an IPv4 flow,
+// 36 for an IPv6 one (returned); a fixed order keeps the hashes over it
+// portable.
+inline constexpr std::size_t max_connection_id = 36;
+std::size_t put_connection_id(const flow_tuple& t, std::span<std::byte, max_connection_id> out);
 // `bytes` bytes of `v`, big-endian, at `out`.
 void put_be(std::span<std::byte> out, std::uint32_t v, std::size_t bytes);
 

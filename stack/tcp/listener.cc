@@ -70,7 +70,7 @@ listener::verdict listener::send_cookie(const flow_tuple& tuple, const tcp_segme
     syn.options.window_scale.reset();
     syn.options.sack_permitted = false;
   }
-  open_params p{tuple, cookies_->make(tuple, seg.seq, seg.options.mss.value_or(536), now_ns), ts_offset(tuple)};
+  open_params p{tuple, cookies_->make(tuple, seg.seq, seg.options.mss.value_or(tuple.v4() ? 536 : 1220), now_ns), ts_offset(tuple)};
   if (ts) {
     const auto ticks = std::uint32_t(now_ns / connection::ts_tick_ns);
     const cookie_ts_options o{.window_scale = conn.window_scaling ? syn.options.window_scale : std::nullopt,

@@ -14,8 +14,9 @@ namespace {
 // RFC 7323 5.2: timestamps are compared modulo 2^32.
 bool ts_before(std::uint32_t a, std::uint32_t b) { return std::int32_t(a - b) < 0; }
 
-// RFC 9293 3.7.1: without the option the peer takes 536 (IPv4).
-constexpr std::uint32_t default_mss = 536;
+// RFC 9293 3.7.1: without the option the peer takes 536 over IPv4, 1220
+// over IPv6 (RFC 8200 5's 1280-byte minimum MTU less 60).
+std::uint32_t default_mss(const flow_tuple& t) { return t.v4() ? 536 : 1220; }
 // A smaller MSS only multiplies per-segment work (Linux tcp_min_snd_mss).
 constexpr std::uint32_t min_mss = 48;
 // RFC 7323 3.2: the Timestamps option, padded, takes 12 bytes per segment.
@@ -61,8 +62,9 @@ void connection::negotiate(const tcp_segment& syn, std::uint64_t now_ns) {
   }
   // RFC 9293 3.7.1 / RFC 6691: Eff.snd.MSS = min(SendMSS, our MSS) less the
   // TCP options every segment carries.
-  const std::uint32_t peer = std::max<std::uint32_t>(syn.options.mss.value_or(default_mss), min_mss);
-  if (syn.options.mss.value_or(default_mss) < min_mss) ++stats_.peer_mss_raised;  // CVE-2019-11479
+  const std::uint32_t offered = syn.options.mss.value_or(default_mss(tuple_));
+  const std::uint32_t peer = std::max(offered, min_mss);
+  if (offered < min_mss) ++stats_.peer_mss_raised;  // CVE-2019-11479
   // RFC 1191: and within the path MTU, where one is known (icmp.cc).
   eff_mss_ = std::min<std::uint32_t>({peer, cfg_.mss, path_mss_}) - (ts_ok_ ? ts_option_bytes : 0);
 }

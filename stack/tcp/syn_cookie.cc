@@ -21,12 +21,12 @@ constexpr std::uint32_t ts_no_scale = 15;
 syn_cookies syn_cookies::from_random_device() { return syn_cookies(random_siphash_key()); }
 
 std::uint32_t syn_cookies::hash24(const flow_tuple& t, seq32 peer_isn, std::uint32_t slot, unsigned mss_index) const {
-  std::array<std::byte, 21> m;
-  put_connection_id(t, std::span(m).first<12>());
-  put_be(std::span(m).subspan(12, 4), peer_isn.raw(), 4);
-  put_be(std::span(m).subspan(16, 4), slot, 4);
-  put_be(std::span(m).subspan(20, 1), mss_index, 1);
-  return std::uint32_t(siphash_2_4(secret_, m)) & 0xffffff;
+  std::array<std::byte, max_connection_id + 9> m;
+  const std::size_t n = put_connection_id(t, std::span(m).first<max_connection_id>());
+  put_be(std::span(m).subspan(n, 4), peer_isn.raw(), 4);
+  put_be(std::span(m).subspan(n + 4, 4), slot, 4);
+  put_be(std::span(m).subspan(n + 8, 1), mss_index, 1);
+  return std::uint32_t(siphash_2_4(secret_, std::span(m).first(n + 9))) & 0xffffff;
 }
 
 seq32 syn_cookies::make(const flow_tuple& t, seq32 peer_isn, std::uint16_t mss, std::uint64_t now_ns) const {

@@ -174,32 +174,43 @@ std::uint16_t internet_checksum(std::span<const std::byte> bytes) noexcept {
   return c.checksum();
 }
 
-checksum_accumulator ipv4_pseudo_header(std::uint32_t src, std::uint32_t dst, std::uint8_t protocol,
-                                        std::uint16_t length) noexcept {
+pseudo_header pseudo_header::ipv4(std::uint32_t src, std::uint32_t dst, std::uint8_t protocol) noexcept {
   checksum_accumulator c;
   c.add32(src);
   c.add32(dst);
   c.add16(protocol);
-  c.add16(length);
-  return c;
+  return {c, false};
 }
 
-std::uint16_t ipv4_transport_checksum(std::uint32_t src, std::uint32_t dst, std::uint8_t protocol,
-                                      std::span<const std::byte> header, std::span<const std::byte> payload,
-                                      checksum_mode mode) noexcept {
-  checksum_accumulator c =
-      ipv4_pseudo_header(src, dst, protocol, std::uint16_t(header.size() + payload.size()));
+std::uint16_t pseudo_header::checksum(std::span<const std::byte> header, std::span<const std::byte> payload,
+                                      checksum_mode mode) const noexcept {
+  checksum_accumulator c = with_length(std::uint32_t(header.size() + payload.size()));
   if (mode == checksum_mode::offload) return c.sum();
   c.add(header);
   c.add(payload);
   return c.checksum();
 }
 
-bool ipv4_transport_verifies(std::uint32_t src, std::uint32_t dst, std::uint8_t protocol,
-                             std::span<const std::byte> segment) noexcept {
-  checksum_accumulator c = ipv4_pseudo_header(src, dst, protocol, std::uint16_t(segment.size()));
+bool pseudo_header::verifies(std::span<const std::byte> segment) const noexcept {
+  checksum_accumulator c = with_length(std::uint32_t(segment.size()));
   c.add(segment);
   return c.verifies();
+}
+
+checksum_accumulator ipv4_pseudo_header(std::uint32_t src, std::uint32_t dst, std::uint8_t protocol,
+                                        std::uint16_t length) noexcept {
+  return pseudo_header::ipv4(src, dst, protocol).with_length(length);
+}
+
+std::uint16_t ipv4_transport_checksum(std::uint32_t src, std::uint32_t dst, std::uint8_t protocol,
+                                      std::span<const std::byte> header, std::span<const std::byte> payload,
+                                      checksum_mode mode) noexcept {
+  return pseudo_header::ipv4(src, dst, protocol).checksum(header, payload, mode);
+}
+
+bool ipv4_transport_verifies(std::uint32_t src, std::uint32_t dst, std::uint8_t protocol,
+                             std::span<const std::byte> segment) noexcept {
+  return pseudo_header::ipv4(src, dst, protocol).verifies(segment);
 }
 
 }  // namespace affine::stack

@@ -62,6 +62,35 @@ std::uint16_t internet_checksum(std::span<const std::byte> bytes) noexcept;
 checksum_accumulator ipv4_pseudo_header(std::uint32_t src, std::uint32_t dst, std::uint8_t protocol,
                                         std::uint16_t length) noexcept;
 
+// A TCP or UDP pseudo-header less its length: the addresses and the
+// protocol. IPv4's (RFC 9293 3.1, RFC 768) and IPv6's (RFC 8200 8.1) sum
+// alike (the address words, the protocol, the length), so a segment's
+// checksum is written and checked by one piece of code for both families;
+// ipv6_pseudo (wire/ipv6.hh) makes IPv6's.
+class pseudo_header {
+ public:
+  static pseudo_header ipv4(std::uint32_t src, std::uint32_t dst, std::uint8_t protocol) noexcept;
+  // `sum`: the addresses' and the protocol's words.
+  static pseudo_header of(const checksum_accumulator& sum, bool ipv6) noexcept { return {sum, ipv6}; }
+
+  checksum_accumulator with_length(std::uint32_t length) const noexcept {
+    checksum_accumulator c = sum_;
+    c.add32(length);
+    return c;
+  }
+  // As ipv4_transport_checksum and ipv4_transport_verifies below.
+  std::uint16_t checksum(std::span<const std::byte> header, std::span<const std::byte> payload,
+                         checksum_mode mode) const noexcept;
+  bool verifies(std::span<const std::byte> segment) const noexcept;
+  // RFC 8200 8.1: over IPv6 a UDP checksum is never optional.
+  bool ipv6() const noexcept { return ipv6_; }
+
+ private:
+  pseudo_header(const checksum_accumulator& sum, bool ipv6) noexcept : sum_(sum), ipv6_(ipv6) {}
+  checksum_accumulator sum_;
+  bool ipv6_ = false;
+};
+
 // A TCP or UDP checksum over IPv4 for the segment `header` + `payload` of
 // `protocol`. For checksum_mode::software it is the value for the checksum
 // field, and the field must hold zero in `header`; for offload it is the

@@ -197,31 +197,28 @@ std::expected<ipv6_quote, parse_error> parse_ipv6_quote(std::span<const std::byt
   return q;
 }
 
-checksum_accumulator ipv6_pseudo_header(const ipv6_bytes& src, const ipv6_bytes& dst, std::uint8_t next,
-                                        std::uint32_t length) noexcept {
+pseudo_header ipv6_pseudo(const ipv6_bytes& src, const ipv6_bytes& dst, std::uint8_t next) noexcept {
   checksum_accumulator c;
   c.add(std::as_bytes(std::span(src)));
   c.add(std::as_bytes(std::span(dst)));
-  c.add32(length);
   c.add32(next);  // three zero bytes, then Next Header
-  return c;
+  return pseudo_header::of(c, true);
+}
+
+checksum_accumulator ipv6_pseudo_header(const ipv6_bytes& src, const ipv6_bytes& dst, std::uint8_t next,
+                                        std::uint32_t length) noexcept {
+  return ipv6_pseudo(src, dst, next).with_length(length);
 }
 
 std::uint16_t ipv6_transport_checksum(const ipv6_bytes& src, const ipv6_bytes& dst, std::uint8_t next,
                                       std::span<const std::byte> header, std::span<const std::byte> payload,
                                       checksum_mode mode) noexcept {
-  checksum_accumulator c = ipv6_pseudo_header(src, dst, next, std::uint32_t(header.size() + payload.size()));
-  if (mode == checksum_mode::offload) return c.sum();
-  c.add(header);
-  c.add(payload);
-  return c.checksum();
+  return ipv6_pseudo(src, dst, next).checksum(header, payload, mode);
 }
 
 bool ipv6_transport_verifies(const ipv6_bytes& src, const ipv6_bytes& dst, std::uint8_t next,
                              std::span<const std::byte> segment) noexcept {
-  checksum_accumulator c = ipv6_pseudo_header(src, dst, next, std::uint32_t(segment.size()));
-  c.add(segment);
-  return c.verifies();
+  return ipv6_pseudo(src, dst, next).verifies(segment);
 }
 
 }  // namespace affine::stack

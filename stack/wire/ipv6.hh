@@ -151,6 +151,10 @@ struct ipv6_quote {
 std::expected<ipv6_quote, parse_error> parse_ipv6_quote(std::span<const std::byte> bytes,
                                                         unsigned max_headers = 8) noexcept;
 
+// The pseudo-header of an upper-layer checksum over IPv6, less its length
+// (wire/checksum.hh's pseudo_header).
+pseudo_header ipv6_pseudo(const ipv6_bytes& src, const ipv6_bytes& dst, std::uint8_t next) noexcept;
+
 // The pseudo-header of an upper-layer checksum over IPv6 (RFC 8200 8.1):
 // source, destination, upper-layer packet length (32 bits), three zero
 // bytes, Next Header (the upper layer's, not the first extension header's).

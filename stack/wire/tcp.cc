@@ -19,7 +19,6 @@ constexpr be16_field window_field{14};
 constexpr be16_field checksum_field{16};
 constexpr be16_field urgent{18};
 
-constexpr std::uint8_t tcp_number = std::uint8_t(ip_protocol::tcp);
 
 // The largest segment an IPv4 datagram carries: 65535 less a bare header.
 constexpr std::size_t max_segment_length = 0xffff - ipv4_view::min_header_length;
@@ -35,8 +34,7 @@ std::expected<std::size_t, emit_error> header_length_for(const tcp_segment& seg)
 
 // Precondition: out holds n = header_length_for(seg) bytes; `payload` is
 // the sum of seg.payload (unused for checksum_mode::offload).
-void write_header(const tcp_segment& seg, std::size_t n, std::uint32_t src_ip, std::uint32_t dst_ip,
-                  std::span<std::byte> out, checksum_mode mode, const checksum_accumulator& payload) noexcept {
+void write_header(const tcp_segment& seg, std::size_t n, const pseudo_header& ph, std::span<std::byte> out, checksum_mode mode, const checksum_accumulator& payload) noexcept {
   source_port.set(out, seg.src_port);
   destination_port.set(out, seg.dst_port);
   sequence_number.set(out, seg.seq.raw());
@@ -58,7 +56,7 @@ void write_header(const tcp_segment& seg, std::size_t n, std::uint32_t src_ip, s
   urgent.set(out, seg.urgent_pointer);
   const std::span<std::byte> options = out.subspan(tcp_view::min_header_length, n - tcp_view::min_header_length);
   (void)emit_tcp_options(seg.options, options);
-  checksum_accumulator c = ipv4_pseudo_header(src_ip, dst_ip, tcp_number, std::uint16_t(n + seg.payload.size()));
+  checksum_accumulator c = ph.with_length(std::uint32_t(n + seg.payload.size()));
   if (mode == checksum_mode::offload) {
     checksum_field.set(out, c.sum());
     return;
@@ -83,13 +81,13 @@ void write_header(const tcp_segment& seg, std::size_t n, std::uint32_t src_ip, s
 
 }  // namespace
 
-std::expected<tcp_view, parse_error> tcp_view::parse(std::span<const std::byte> bytes, std::uint32_t src_ip,
-                                                     std::uint32_t dst_ip, checksum_mode mode) noexcept {
+std::expected<tcp_view, parse_error> tcp_view::parse(std::span<const std::byte> bytes, const pseudo_header& ph,
+                                                     checksum_mode mode) noexcept {
   if (bytes.size() < min_header_length) return std::unexpected(parse_error::truncated);
   const std::size_t header_length = std::size_t(data_offset.get(bytes) >> 4) * 4;
   if (header_length < min_header_length || header_length > bytes.size())
     return std::unexpected(parse_error::bad_header_length);
-  if (mode == checksum_mode::software && !ipv4_transport_verifies(src_ip, dst_ip, tcp_number, bytes))
+  if (mode == checksum_mode::software && !ph.verifies(bytes))
     return std::unexpected(parse_error::bad_checksum);
   // At most one of SYN, FIN and RST: no RFC 9293 state acts on SYN+FIN or
   // RST with either, and such segments are scans or attacks. tcp_control
@@ -144,19 +142,18 @@ tcp_segment tcp_view::segment() const noexcept {
   return s;
 }
 
-std::expected<std::size_t, emit_error> emit_tcp_header(const tcp_segment& seg, std::uint32_t src_ip,
-                                                       std::uint32_t dst_ip, std::span<std::byte> out,
-                                                       checksum_mode mode) noexcept {
+std::expected<std::size_t, emit_error> emit_tcp_header(const tcp_segment& seg, const pseudo_header& ph,
+                                                       std::span<std::byte> out, checksum_mode mode) noexcept {
   const auto n = header_length_for(seg);
   if (!n) return n;
   if (out.size() < *n) return std::unexpected(emit_error::buffer_too_small);
   checksum_accumulator payload;
   if (mode == checksum_mode::software) payload.add(seg.payload);
-  write_header(seg, *n, src_ip, dst_ip, out, mode, payload);
+  write_header(seg, *n, ph, out, mode, payload);
   return n;
 }
 
-std::expected<std::size_t, emit_error> emit_tcp(const tcp_segment& seg, std::uint32_t src_ip, std::uint32_t dst_ip,
+std::expected<std::size_t, emit_error> emit_tcp(const tcp_segment& seg, const pseudo_header& ph,
                                                 std::span<std::byte> out, checksum_mode mode) noexcept {
   const auto n = header_length_for(seg);
   if (!n) return n;
@@ -177,7 +174,7 @@ std::expected<std::size_t, emit_error> emit_tcp(const tcp_segment& seg, std::uin
     if (!seg.payload.empty()) std::memmove(to, from, seg.payload.size());
     if (mode == checksum_mode::software) payload.add(placed.payload);
   }
-  write_header(placed, *n, src_ip, dst_ip, out, mode, payload);
+  write_header(placed, *n, ph, out, mode, payload);
   return total;
 }
 

@@ -26,14 +26,19 @@ class tcp_view {
  public:
   static constexpr std::size_t min_header_length = 20;
 
-  // `bytes` is the whole segment (the IPv4 payload); the addresses, host
-  // order, are the pseudo-header's. truncated; bad_header_length (data
+  // `bytes` is the whole segment (the IP payload); `ph` its checksum's
+  // pseudo-header (IPv4's or IPv6's). truncated; bad_header_length (data
   // offset under 5 or past the segment); bad_checksum (unless
   // checksum_mode::offload); bad_flags (more than one of SYN, FIN, RST);
   // bad_option (see parse_tcp_options).
+  static std::expected<tcp_view, parse_error> parse(std::span<const std::byte> bytes, const pseudo_header& ph,
+                                                    checksum_mode mode = checksum_mode::software) noexcept;
+  // Over IPv4: the addresses, host order.
   static std::expected<tcp_view, parse_error> parse(std::span<const std::byte> bytes, std::uint32_t src_ip,
                                                     std::uint32_t dst_ip,
-                                                    checksum_mode mode = checksum_mode::software) noexcept;
+                                                    checksum_mode mode = checksum_mode::software) noexcept {
+    return parse(bytes, pseudo_header::ipv4(src_ip, dst_ip, 6), mode);
+  }
 
   std::uint16_t src_port() const noexcept;
   std::uint16_t dst_port() const noexcept;
@@ -69,15 +74,25 @@ class tcp_view {
 // Writes the header, its options and a copy of seg.payload, padded to 4
 // bytes; returns the segment's length. Checksum as checksum_mode says
 // (offload: the pseudo-header sum, for the NIC to complete). too_long: the
-// segment would not fit a 65535-byte IPv4 datagram; options_too_long.
-std::expected<std::size_t, emit_error> emit_tcp(const tcp_segment& seg, std::uint32_t src_ip, std::uint32_t dst_ip,
+// segment would not fit a 65535-byte IP payload; options_too_long. `ph`:
+// the pseudo-header (tcp's protocol number); or the IPv4 addresses.
+std::expected<std::size_t, emit_error> emit_tcp(const tcp_segment& seg, const pseudo_header& ph,
                                                 std::span<std::byte> out, checksum_mode mode) noexcept;
+inline std::expected<std::size_t, emit_error> emit_tcp(const tcp_segment& seg, std::uint32_t src_ip,
+                                                       std::uint32_t dst_ip, std::span<std::byte> out,
+                                                       checksum_mode mode) noexcept {
+  return emit_tcp(seg, pseudo_header::ipv4(src_ip, dst_ip, 6), out, mode);
+}
 
 // Writes only the header and options; the caller places the payload after
 // them. The checksum covers seg.payload (the bytes as they will be sent).
 // Returns the header length.
-std::expected<std::size_t, emit_error> emit_tcp_header(const tcp_segment& seg, std::uint32_t src_ip,
-                                                       std::uint32_t dst_ip, std::span<std::byte> out,
-                                                       checksum_mode mode) noexcept;
+std::expected<std::size_t, emit_error> emit_tcp_header(const tcp_segment& seg, const pseudo_header& ph,
+                                                       std::span<std::byte> out, checksum_mode mode) noexcept;
+inline std::expected<std::size_t, emit_error> emit_tcp_header(const tcp_segment& seg, std::uint32_t src_ip,
+                                                              std::uint32_t dst_ip, std::span<std::byte> out,
+                                                              checksum_mode mode) noexcept {
+  return emit_tcp_header(seg, pseudo_header::ipv4(src_ip, dst_ip, 6), out, mode);
+}
 
 }  // namespace affine::stack

@@ -21,13 +21,18 @@ class udp_view {
  public:
   static constexpr std::size_t header_length = 8;
 
-  // `bytes` is the IPv4 payload; the addresses (host order) are the
-  // pseudo-header's. truncated; bad_length (the length field under 8 or past
-  // the buffer); bad_checksum (unless checksum_mode::offload, or the sender
-  // sent none: a zero checksum field).
+  // `bytes` is the IP payload; `ph` the checksum's pseudo-header.
+  // truncated; bad_length (the length field under 8 or past the buffer);
+  // bad_checksum (unless checksum_mode::offload, or the sender sent none, a
+  // zero checksum field, which over IPv6 is itself bad_checksum).
+  static std::expected<udp_view, parse_error> parse(std::span<const std::byte> bytes, const pseudo_header& ph,
+                                                    checksum_mode mode = checksum_mode::software) noexcept;
+  // Over IPv4: the addresses, host order.
   static std::expected<udp_view, parse_error> parse(std::span<const std::byte> bytes, std::uint32_t src_ip,
                                                     std::uint32_t dst_ip,
-                                                    checksum_mode mode = checksum_mode::software) noexcept;
+                                                    checksum_mode mode = checksum_mode::software) noexcept {
+    return parse(bytes, pseudo_header::ipv4(src_ip, dst_ip, 17), mode);
+  }
 
   std::uint16_t src_port() const noexcept;
   std::uint16_t dst_port() const noexcept;
@@ -43,15 +48,27 @@ class udp_view {
 };
 
 // Writes the header and a copy of payload; returns 8 + payload size.
-// too_long: the datagram would not fit a 65535-byte IPv4 datagram.
+// too_long: the datagram would not fit a 65535-byte IP payload. `ph`: the
+// pseudo-header (udp's protocol number); or the IPv4 addresses.
 std::expected<std::size_t, emit_error> emit_udp(const udp_header& h, std::span<const std::byte> payload,
-                                                std::uint32_t src_ip, std::uint32_t dst_ip, std::span<std::byte> out,
+                                                const pseudo_header& ph, std::span<std::byte> out,
                                                 checksum_mode mode) noexcept;
+inline std::expected<std::size_t, emit_error> emit_udp(const udp_header& h, std::span<const std::byte> payload,
+                                                       std::uint32_t src_ip, std::uint32_t dst_ip,
+                                                       std::span<std::byte> out, checksum_mode mode) noexcept {
+  return emit_udp(h, payload, pseudo_header::ipv4(src_ip, dst_ip, 17), out, mode);
+}
 
 // Writes only the 8-byte header; the caller places the payload after it.
 // The length and checksum cover `payload`, the bytes as they will be sent.
 std::expected<std::size_t, emit_error> emit_udp_header(const udp_header& h, std::span<const std::byte> payload,
-                                                       std::uint32_t src_ip, std::uint32_t dst_ip,
-                                                       std::span<std::byte> out, checksum_mode mode) noexcept;
+                                                       const pseudo_header& ph, std::span<std::byte> out,
+                                                       checksum_mode mode) noexcept;
+inline std::expected<std::size_t, emit_error> emit_udp_header(const udp_header& h,
+                                                              std::span<const std::byte> payload,
+                                                              std::uint32_t src_ip, std::uint32_t dst_ip,
+                                                              std::span<std::byte> out, checksum_mode mode) noexcept {
+  return emit_udp_header(h, payload, pseudo_header::ipv4(src_ip, dst_ip, 17), out, mode);
+}
 
 }  // namespace affine::stack

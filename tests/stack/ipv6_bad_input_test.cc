@@ -185,6 +185,13 @@ TEST_F(ipv6_input, MalformedIpv6AndNeighborDiscoveryAreDroppedCountedAndUnanswer
       f[14 + 8] = std::byte(0xff);  // the source: ff..., a multicast address
       cases.push_back({"a multicast source", f, layer::ipv6, parse_error::bad_source});
     }
+    {
+      frame f = ipv6_frame(next_header::icmpv6, echo_request());
+      // The source: ::ffff:10.0.0.9, IPv4-mapped (RFC 4291 2.5.5.2).
+      const std::uint8_t mapped[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 9};
+      for (int i = 0; i < 16; ++i) f[14 + 8 + i] = std::byte(mapped[i]);
+      cases.push_back({"an IPv4-mapped source", f, layer::ipv6, parse_error::bad_source});
+    }
     cases.push_back({"NS with hop limit 254", ipv6_frame(next_header::icmpv6, ns, group, 254, group_mac), layer::ndp,
                      parse_error::bad_hop_limit});
     {

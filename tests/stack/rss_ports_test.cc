@@ -12,28 +12,38 @@
 #include "stack/rss_ports.hh"
 #include "stack/wire/ethernet.hh"
 #include "stack/wire/ipv4.hh"
+#include "stack/wire/ipv6.hh"
 #include "stack/wire/tcp.hh"
 
 namespace affine::stack {
 namespace {
 
-constexpr std::uint32_t local = 0x0a000002, remote = 0x0a000009;
+constexpr flow_address local = v4_flow(0x0a000002), remote = v4_flow(0x0a000009);
+constexpr flow_address local6 = {0xfd, 0x77, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2};
+constexpr flow_address remote6 = {0xfd, 0x77, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x12, 0x34, 0, 9};
 
 // The core a NIC would deliver the peer's SYN-ACK for `t` to.
 unsigned nic_core(const std::vector<std::uint8_t>& key, const std::vector<std::uint16_t>& reta,
                   const std::vector<unsigned>& core_of_queue, const flow_tuple& t) {
-  std::array<std::byte, 14 + 20 + 60> frame{};
+  std::array<std::byte, 14 + 40 + 60> frame{};
   tcp_segment syn_ack{.src_port = t.remote_port, .dst_port = t.local_port, .control = tcp_control::syn};
   syn_ack.ack = seq32(1);
-  const auto l4 = emit_tcp(syn_ack, t.remote_addr, t.local_addr, std::span(frame).subspan(34), checksum_mode::software);
-  ipv4_header ih;
-  ih.src = t.remote_addr;
-  ih.dst = t.local_addr;
-  ih.protocol = ip_protocol::tcp;
-  ih.payload_length = std::uint16_t(*l4);
-  (void)emit_ipv4(ih, std::span(frame).subspan(14), checksum_mode::software);
-  (void)emit_ethernet({.dst = {}, .src = {}, .type = ether_type::ipv4}, frame);
-  const auto h = drivers::frame_rss_hash(key, std::span(frame).first(34 + *l4));
+  const std::size_t ip_len = t.v4() ? 20 : 40;
+  const auto l4 = emit_tcp(syn_ack, outbound_pseudo({t.remote_addr, t.local_addr, 0, 0}, 6),
+                           std::span(frame).subspan(14 + ip_len), checksum_mode::software);
+  if (t.v4()) {
+    ipv4_header ih;
+    ih.src = v4_address(t.remote_addr);
+    ih.dst = v4_address(t.local_addr);
+    ih.protocol = ip_protocol::tcp;
+    ih.payload_length = std::uint16_t(*l4);
+    (void)emit_ipv4(ih, std::span(frame).subspan(14), checksum_mode::software);
+  } else {
+    (void)emit_ipv6({.src = t.remote_addr, .dst = t.local_addr, .next = 6, .payload_length = std::uint16_t(*l4)},
+                    std::span(frame).subspan(14));
+  }
+  (void)emit_ethernet({.dst = {}, .src = {}, .type = t.v4() ? ether_type::ipv4 : ether_type::ipv6}, frame);
+  const auto h = drivers::frame_rss_hash(key, std::span(frame).first(14 + ip_len + *l4));
   EXPECT_TRUE(h.has_value());
   return core_of_queue[reta[*h % reta.size()]];
 }
@@ -55,6 +65,17 @@ TEST_F(rss_ports, APortPickedForACoreBringsTheRepliesToThatCore) {
       auto p = steering.pick(t, core, 49152, 65535, rport * 7u, [](const flow_tuple&) { return false; });
       ASSERT_TRUE(p.has_value());
       EXPECT_EQ(nic_core(key, reta, core_of_queue, {local, remote, *p, rport}), core) << "port " << *p;
+    }
+}
+
+TEST_F(rss_ports, OverIpv6TooAPortPickedForACoreBringsTheRepliesToThatCore) {
+  ASSERT_TRUE(steering.active());
+  for (unsigned core : {0u, 1u})
+    for (std::uint16_t rport : {80, 443, 3306, 6033}) {
+      const flow_tuple t{local6, remote6, 0, rport};
+      auto p = steering.pick(t, core, 49152, 65535, rport * 7u, [](const flow_tuple&) { return false; });
+      ASSERT_TRUE(p.has_value());
+      EXPECT_EQ(nic_core(key, reta, core_of_queue, {local6, remote6, *p, rport}), core) << "port " << *p;
     }
 }
 

@@ -31,6 +31,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -249,24 +250,44 @@ class tap_peer : public runtime_fixture {
   tap_peer_options options_;
 };
 
-// A kernel TCP socket connected to ip:port (host order), with 10 s send and
-// receive timeouts; -1 (errno set) if the connect failed.
-inline int kernel_connect(std::uint32_t ip, std::uint16_t port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(ip);
+// The kernel's socket address for `e`: sockaddr_in or sockaddr_in6.
+inline std::pair<sockaddr_storage, socklen_t> kernel_address(const net::endpoint& e) {
+  sockaddr_storage s{};
+  if (e.addr.is_v4()) {
+    auto& a = reinterpret_cast<sockaddr_in&>(s);
+    a.sin_family = AF_INET;
+    a.sin_port = htons(e.port);
+    a.sin_addr.s_addr = htonl(e.addr.v4().value);
+    return {s, socklen_t(sizeof a)};
+  }
+  auto& a = reinterpret_cast<sockaddr_in6&>(s);
+  a.sin6_family = AF_INET6;
+  a.sin6_port = htons(e.port);
+  std::memcpy(&a.sin6_addr, e.addr.v6().bytes.data(), 16);
+  a.sin6_scope_id = e.addr.v6().scope_id;
+  return {s, socklen_t(sizeof a)};
+}
+
+// A kernel TCP socket connected to `to`, with 10 s send and receive
+// timeouts; -1 (errno set) if the connect failed.
+inline int kernel_connect(const net::endpoint& to) {
+  const auto [a, len] = kernel_address(to);
+  const int fd = ::socket(a.ss_family, SOCK_STREAM, 0);
   timeval tv{10, 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&a), len) != 0) {
     const int why = errno;  // connect's, for the caller
     ::close(fd);
     errno = why;
     return -1;
   }
   return fd;
+}
+
+// The same to an IPv4 address and port (host order).
+inline int kernel_connect(std::uint32_t ip, std::uint16_t port) {
+  return kernel_connect({net::ipv4_address{ip}, port});
 }
 
 // "Affine's socket is bound (or listening)": set by the fiber, waited for by

@@ -26,7 +26,7 @@
 #include "affine/runtime.hh"
 #include "base/xoshiro.hh"
 #include "stack/stack.hh"
-#include "tests/stack/byte_pattern.hh"
+#include "tests/stack/interop/tap_io.hh"
 #include "tests/stack/wire_peer.hh"
 
 namespace affine::stack {
@@ -36,14 +36,10 @@ constexpr const char* tap_iface = "affstk0";
 constexpr std::uint32_t kernel_ip = 0x0a4d0001;  // 10.77.0.1
 constexpr std::uint32_t affine_ip = 0x0a4d0002;  // 10.77.0.2
 
-using pattern = testing::byte_pattern;
-
-// Bytes each way in the bulk tests: 256 MiB (the figure) unless
-// AFFINE_INTEROP_MIB says otherwise (the sanitizer build moves less).
-std::size_t bulk_bytes() {
-  if (const char* m = std::getenv("AFFINE_INTEROP_MIB")) return std::size_t(std::atoi(m)) << 20;
-  return std::size_t(256) << 20;
-}
+using testing::bulk_bytes;
+using testing::echo_server;
+using testing::recv_some;
+using testing::write_all;
 
 class tap_interop : public testing::tap_peer {
  protected:
@@ -88,49 +84,6 @@ class tap_interop : public testing::tap_peer {
 
 using testing::kernel_connect;
 
-// recv(2), retried when a signal interrupts it (the runtime's threads get
-// signals; this thread must not take them for an error).
-ssize_t recv_some(int fd, void* buf, std::size_t len, int flags = 0) {
-  for (;;) {
-    const ssize_t n = ::recv(fd, buf, len, flags);
-    if (n >= 0 || errno != EINTR) return n;
-  }
-}
-
-bool write_all(int fd, std::span<const std::byte> d) {
-  while (!d.empty()) {
-    const ssize_t n = ::send(fd, d.data(), d.size(), MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    d = d.subspan(std::size_t(n));
-  }
-  return true;
-}
-
-// An echo server on the stack: every connection a fiber.
-void echo_server(net::tcp_listener& l, unsigned connections) {
-  std::vector<fiber_handle> fibers;
-  for (unsigned i = 0; i < connections; ++i) {
-    auto c = l.accept(now_ns() + 20'000'000'000ull);
-    if (!c) {
-      ADD_FAILURE() << "accept: " << c.error().message();
-      break;
-    }
-    fibers.push_back(spawn([c = std::move(*c)]() mutable {
-      std::array<std::byte, 16384> buf;
-      for (;;) {
-        auto n = c.read(buf, now_ns() + 20'000'000'000ull);
-        if (!n) ADD_FAILURE() << "echo read: " << n.error().message();
-        if (!n || *n == 0) break;
-        auto w = c.write({buf.data(), *n}, now_ns() + 20'000'000'000ull);
-        if (!w) ADD_FAILURE() << "echo write: " << w.error().message();
-        if (!w) break;
-      }
-    }).value());
-  }
-  for (auto& f : fibers) f.join();
-}
-
 TEST_F(tap_interop, KernelPingAndArpReachTheStack) {
   run([](stack&) {},
       [] {
@@ -152,76 +105,18 @@ TEST_F(tap_interop, KernelConnectsAndGetsItsBulkEchoedByteForByte) {
       },
       [this] {
         ASSERT_TRUE(listening_.wait());
-        const int fd = kernel_connect(affine_ip, 7);
-        ASSERT_GE(fd, 0) << "connect to 10.77.0.2:7: " << std::strerror(errno);
-        const pattern p{1};
-        std::thread writer([&] {
-          std::vector<std::byte> chunk(65536);
-          for (std::size_t off = 0; off < total; off += chunk.size()) {
-            p.fill(off, chunk);
-            if (!write_all(fd, chunk)) break;
-          }
-          ::shutdown(fd, SHUT_WR);
-        });
-        std::vector<std::byte> buf(65536);
-        std::size_t got = 0;
-        bool same = true;
-        while (got < total) {
-          const ssize_t n = recv_some(fd, buf.data(), buf.size());
-          if (n <= 0) {
-            ADD_FAILURE() << "kernel recv after " << got << " bytes: " << (n == 0 ? "end of stream" : std::strerror(errno));
-            break;
-          }
-          same = same && p.check(got, {buf.data(), std::size_t(n)});
-          got += std::size_t(n);
-        }
-        writer.join();
-        ::close(fd);
-        EXPECT_EQ(got, total);
-        EXPECT_TRUE(same) << "the echo differs from what was sent";
+        testing::kernel_echo_client({net::ipv4_address{affine_ip}, 7}, total, 1);
       });
 }
 
 TEST_F(tap_interop, AffineConnectsToTheKernelAndSendsBulkByteForByte) {
   static const std::size_t total = bulk_bytes();
-  const int lfd = ::socket(AF_INET, SOCK_STREAM, 0);
-  int one = 1;
-  ::setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(9000);
-  a.sin_addr.s_addr = htonl(INADDR_ANY);
-  ASSERT_EQ(::bind(lfd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  ASSERT_EQ(::listen(lfd, 8), 0);
+  const int lfd = testing::kernel_listen({net::any_address, 9000});
+  ASSERT_GE(lfd, 0) << std::strerror(errno);
   std::size_t got = 0;
   bool same = true;
-  run(
-      [&](stack&) {
-        auto c = net::connect({net::ipv4_address{kernel_ip}, 9000}, now_ns() + 10'000'000'000ull);
-        ASSERT_TRUE(c.has_value()) << c.error().message();
-        const pattern p{2};
-        std::vector<std::byte> chunk(65536);
-        for (std::size_t off = 0; off < total; off += chunk.size()) {
-          p.fill(off, chunk);
-          ASSERT_TRUE(c->write(chunk, now_ns() + 20'000'000'000ull).has_value());
-        }
-        c->close();
-      },
-      [&] {
-        int fd;
-        do fd = ::accept(lfd, nullptr, nullptr);
-        while (fd < 0 && errno == EINTR);
-        ASSERT_GE(fd, 0);
-        const pattern p{2};
-        std::vector<std::byte> buf(65536);
-        for (;;) {
-          const ssize_t n = recv_some(fd, buf.data(), buf.size());
-          if (n <= 0) break;
-          same = same && p.check(got, {buf.data(), std::size_t(n)});
-          got += std::size_t(n);
-        }
-        ::close(fd);
-      });
+  run([&](stack&) { testing::affine_bulk_source({net::ipv4_address{kernel_ip}, 9000}, total, 2); },
+      [&] { got = testing::kernel_bulk_sink(lfd, 2, same); });
   ::close(lfd);
   EXPECT_EQ(got, total);
   EXPECT_TRUE(same);

@@ -42,7 +42,7 @@ class host {
   host& operator=(const host&) = delete;
 
   flow_tuple tuple_for(std::uint16_t remote_port) const {
-    return flow_tuple{local_addr_, remote_addr_, local_port_, remote_port};
+    return flow_tuple{v4_flow(local_addr_), v4_flow(remote_addr_), local_port_, remote_port};
   }
   const isn_generator& isn() const { return isn_; }
 

@@ -29,7 +29,8 @@ TEST(siphash_test, MatchesTheReferenceVectorsForMessagesOfLength0To16) {
   }
 }
 
-const flow_tuple tuple{.local_addr = 0x0a4d0001, .remote_addr = 0x0a4d0002, .local_port = 80, .remote_port = 40000};
+const flow_tuple tuple{.local_addr = v4_flow(0x0a4d0001), .remote_addr = v4_flow(0x0a4d0002), .local_port = 80,
+                       .remote_port = 40000};
 
 TEST(isn_test, SameInputsGiveTheSameIsn) {
   const isn_generator g(reference_key);
@@ -45,14 +46,33 @@ TEST(isn_test, AtTimeZeroTheIsnIsTheHashOfTheConnectionId) {
   EXPECT_EQ(isn_generator(reference_key).next(tuple, 0).raw(), std::uint32_t(siphash_2_4(reference_key, id)));
 }
 
+TEST(isn_test, AnIpv6ConnectionIdHoldsTheWholeAddresses) {
+  // RFC 6528 3 over IPv6: the 16-byte addresses, in the same order.
+  flow_tuple t{.local_addr = {0xfd, 0x77, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2},
+               .remote_addr = {0xfd, 0x77, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1},
+               .local_port = 80,
+               .remote_port = 40000};
+  std::vector<std::byte> id;
+  for (std::uint8_t b : t.local_addr) id.push_back(std::byte(b));
+  id.insert(id.end(), {std::byte{0x00}, std::byte{80}});
+  for (std::uint8_t b : t.remote_addr) id.push_back(std::byte(b));
+  id.insert(id.end(), {std::byte{0x9c}, std::byte{0x40}});
+  const isn_generator g(reference_key);
+  EXPECT_EQ(g.next(t, 0).raw(), std::uint32_t(siphash_2_4(reference_key, id)));
+  // A byte far from the end of an address changes it too.
+  const seq32 base = g.next(t, 0);
+  t.remote_addr[1] ^= 1;
+  EXPECT_NE(g.next(t, 0), base);
+}
+
 TEST(isn_test, EachFieldOfTheTupleChangesTheIsn) {
   const isn_generator g(reference_key);
   const seq32 base = g.next(tuple, 0);
   flow_tuple t = tuple;
-  t.local_addr += 1;
+  t.local_addr[15] += 1;
   EXPECT_NE(g.next(t, 0), base);
   t = tuple;
-  t.remote_addr += 1;
+  t.remote_addr[15] += 1;
   EXPECT_NE(g.next(t, 0), base);
   t = tuple;
   t.local_port += 1;

@@ -90,8 +90,8 @@ class wire_pair {
   std::size_t in_flight() const { return in_flight_.size(); }
 
  private:
-  static constexpr flow_tuple a_tuple{0x0a000001, 0x0a000002, 40000, 80};
-  static constexpr flow_tuple b_tuple{0x0a000002, 0x0a000001, 80, 40000};
+  static constexpr flow_tuple a_tuple{v4_flow(0x0a000001), v4_flow(0x0a000002), 40000, 80};
+  static constexpr flow_tuple b_tuple{v4_flow(0x0a000002), v4_flow(0x0a000001), 80, 40000};
 
   struct packet {
     bool to_b;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "stack/wire/endian.hh"
+#include "stack/wire/ipv6.hh"
 #include "tests/stack/wire/frames.hh"
 
 namespace affine::stack {
@@ -85,6 +86,22 @@ TEST(Udp, ZeroChecksumMeansNone) {
   auto d = captured_datagram();
   d[6] = d[7] = std::byte{0};
   EXPECT_TRUE(udp_view::parse(d, loopback_ip, loopback_ip));
+}
+
+TEST(Udp, OverIpv6AZeroChecksumIsBad) {
+  // RFC 8200 8.1: over IPv6 the checksum is not optional, with or without
+  // a NIC that checked the rest.
+  const ipv6_bytes a{0xfd, 0x77, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+  const ipv6_bytes b{0xfd, 0x77, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2};
+  const std::array<std::byte, 4> payload{std::byte{1}, std::byte{2}, std::byte{3}, std::byte{4}};
+  std::array<std::byte, 12> buf{};
+  const pseudo_header ph = ipv6_pseudo(a, b, 17);
+  ASSERT_TRUE(emit_udp({7, 9}, payload, ph, buf, checksum_mode::software));
+  ASSERT_TRUE(udp_view::parse(buf, ph));
+  EXPECT_EQ(udp_view::parse(buf, ipv6_pseudo(a, a, 17)).error(), parse_error::bad_checksum) << "another address";
+  buf[6] = buf[7] = std::byte{0};
+  EXPECT_EQ(udp_view::parse(buf, ph).error(), parse_error::bad_checksum);
+  EXPECT_EQ(udp_view::parse(buf, ph, checksum_mode::offload).error(), parse_error::bad_checksum);
 }
 
 TEST(Udp, ComputedZeroChecksumIsSentAsAllOnes) {
