@@ -23,6 +23,9 @@ namespace affine::stack::testing {
 
 inline constexpr std::uint32_t a_ip = 0x0a580001;  // 10.88.0.1
 inline constexpr std::uint32_t b_ip = 0x0a580002;  // 10.88.0.2
+// With ipv6_ set: fd88::1/64 and fd88::2/64 besides, no DAD, no link-local.
+inline constexpr ipv6_bytes a_ip6 = {0xfd, 0x88, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+inline constexpr ipv6_bytes b_ip6 = {0xfd, 0x88, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2};
 
 class two_stacks : public ::testing::Test {
  protected:
@@ -64,6 +67,11 @@ class two_stacks : public ::testing::Test {
       cb.address = b_ip;
       cb.rps = b_rps_;
       ca.busy_poll_budget_us = a_busy_poll_budget_us_;
+      if (ipv6_) {
+        ca.ipv6 = {{a_ip6, 64}};
+        cb.ipv6 = {{b_ip6, 64}};
+        ca.dad_transmits = cb.dad_transmits = 0;
+      }
       auto sa = stack::create(*rt_, link_->a(), ca, std::vector<rxq_assignment>{{0, core_id{0}}});
       auto sb = stack::create(*rt_, link_->b(), cb, std::vector<rxq_assignment>{{0, core_id{cores_ - 1}}});
       ASSERT_TRUE(sa.has_value()) << sa.error();
@@ -81,6 +89,7 @@ class two_stacks : public ::testing::Test {
   std::unique_ptr<drivers::wire::link> link_;
   std::vector<policy::rps_mode> b_rps_;  // b's RX queue steering (seed 003)
   std::vector<std::int64_t> a_busy_poll_budget_us_;  // a's per-queue busy-poll budgets (seed 001)
+  bool ipv6_ = false;  // the stacks hold a_ip6 and b_ip6 too
 };
 
 }  // namespace affine::stack::testing

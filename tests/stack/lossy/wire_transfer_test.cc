@@ -2,6 +2,7 @@
 // 1% duplication and 1% reordering in both directions, a transfer each way
 // at once, checked byte for byte, for 20 seeds (issue 5, "stack to stack").
 // The wire runs on the monotonic clock; each stack has its own RX core.
+// The lossy profile runs over IPv6 too (5 seeds, issue 21).
 
 #include <gtest/gtest.h>
 
@@ -85,12 +86,15 @@ class wire_transfer : public testing::two_stacks {
  protected:
   void SetUp() override { start(); }
 
-  // b listens on `port`, a connects; each writes `total` bytes of its own
-  // pattern and checks the other's. A stall names every connection's state.
+  // b listens on `port`, a connects (over IPv6 with ipv6_); each writes
+  // `total` bytes of its own pattern and checks the other's. A stall names
+  // every connection's state.
   both_ways transfer(const drivers::wire::link_config& lc, std::uint16_t port, std::size_t total) {
     both_ways r;
+    const net::address to = ipv6_ ? net::address(net::ipv6_address{testing::b_ip6}) : net::ipv4_address{b_ip};
     run(lc, [&](stack& sa, stack& sb) {
-      auto l = sb.backend().listen({.local = {net::any_address, port}});
+      const net::address any = ipv6_ ? net::address(net::any_address_v6) : net::address(net::any_address);
+      auto l = sb.backend().listen({.local = {any, port}, .v6_only = ipv6_});
       ASSERT_TRUE(l.has_value());
       net::tcp_listener listener(std::move(*l));
       auto server = spawn([&] {
@@ -101,9 +105,10 @@ class wire_transfer : public testing::two_stacks {
         }
         exchange(*c, total, 2, 1, r.at_b);
       }).value();
-      auto c = sa.backend().connect({net::ipv4_address{b_ip}, port}, now_ns() + 30'000'000'000ull, {});
+      auto c = sa.backend().connect({to, port}, now_ns() + 30'000'000'000ull, {});
       ASSERT_TRUE(c.has_value()) << c.error().message();
       net::tcp_stream client(std::move(*c));
+      EXPECT_EQ(client.remote().addr, to);
       exchange(client, total, 1, 2, r.at_a);
       server.join();
       if (!r.at_a.error.empty() || !r.at_b.error.empty())
@@ -188,6 +193,31 @@ TEST_P(harsh_wire, SixteenMiBEachWayArriveIntactThroughBurstLoss) {
 }
 
 INSTANTIATE_TEST_SUITE_P(seeds, harsh_wire, ::testing::Range<std::uint64_t>(1, 6));
+
+// The same over IPv6 (issue 21): Neighbor Discovery resolves each end
+// through the impaired wire, then the lossy profile above.
+class lossy_wire_ipv6 : public wire_transfer, public ::testing::WithParamInterface<std::uint64_t> {
+ protected:
+  void SetUp() override {
+    ipv6_ = true;
+    wire_transfer::SetUp();
+  }
+};
+
+TEST_P(lossy_wire_ipv6, SixtyFourMiBEachWayArriveIntactOverIpv6ThroughLossDuplicationAndReordering) {
+  drivers::wire::impairments imp;
+  imp.loss = 0.01;
+  imp.duplicate = 0.01;
+  imp.reorder = 0.01;
+  imp.reorder_gap = 3;
+  imp.reorder_delay_ns = 200'000;
+  transfer(profile_link("lossy6-", GetParam(), imp), 5006, transfer_bytes());
+  const auto ab = link_->stats(drivers::wire::side::a);
+  EXPECT_GT(ab.drops(drivers::wire::drop_reason::loss), 0u);
+  EXPECT_GT(ab.reordered, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(seeds, lossy_wire_ipv6, ::testing::Range<std::uint64_t>(1, 6));
 
 // stream_options::congestion picks each connection's controller; what the
 // configuration says ([tcp] congestion, CUBIC by default) otherwise.
