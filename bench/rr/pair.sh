@@ -6,6 +6,9 @@
 #                    stack on both sides, 10.77.1.1 (server) and .2 (client)
 #   affine-memif-spin  affine-memif with reactor.idle = "spin" on both: the
 #                    hand-tuned setting beside the defaults (issue 23)
+#   affine-memif-ipv6  affine-memif over IPv6: the same ports and
+#                    configuration (both hold fd77:1::1 and ::2 too, no DAD),
+#                    the client connecting to [fd77:1::1] (issue 21)
 #   *-zero-copy      either of the two with affine-rr --zero-copy on both
 #                    sides: messages read and written where the stack holds
 #                    them (tcp_stream::read_view / write_view)
@@ -13,7 +16,7 @@
 # the failing process wrote on stderr) and no figures; nothing here waits
 # without a bound.
 
-pair_variants="kernel-loopback affine-memif affine-memif-zero-copy"
+pair_variants="kernel-loopback affine-memif affine-memif-zero-copy affine-memif-ipv6"
 pair_exe=
 pair_raw_exe=
 pair_dir=
@@ -41,15 +44,18 @@ pair_cleanup() {
   rm -rf /var/run/dpdk/affine-rr-$$-* "${XDG_RUNTIME_DIR:-/tmp}"/dpdk/affine-rr-$$-*
 }
 
-pair_write_config() {  # name ip [vdev]: $pair_dir/NAME.toml, one dpdk [[port]] on vdev (default: the memif, role NAME)
+pair_write_config() {  # name ip [vdev [ipv6]]: $pair_dir/NAME.toml, one dpdk [[port]] on vdev (default: the memif, role NAME), an IPv6 address besides
   local vdev=${3:-net_memif0,role=$1,socket=$pair_dir/memif.sock}
+  local ip="\"$2/24\""
+  [ -n "${4:-}" ] && ip="[\"$2/24\", \"$4/64\"]"
   cat >"$pair_dir/$1.toml" <<TOML
 [[port]]
 driver = "dpdk"
 eal = ["--no-huge", "--no-pci", "--no-shconf", "--no-telemetry", "-m", "256", "--file-prefix=affine-rr-$$-$1",
        "--vdev=$vdev"]
 queues = 1
-ip = "$2/24"
+ip = $ip
+dad_transmits = 0
 TOML
 }
 
@@ -61,8 +67,8 @@ pair_init() {  # [target...]: build affine-rr (the raw ping-pong, the targets gi
   pair_raw_exe="$AFFINE_BUILD/bench/driver/driver_pingpong"
   pair_dir=$(mktemp -d /tmp/affine-bench-rr.XXXXXX)
   trap pair_cleanup EXIT
-  pair_write_config server 10.77.1.1
-  pair_write_config client 10.77.1.2
+  pair_write_config server 10.77.1.1 "" fd77:1::1
+  pair_write_config client 10.77.1.2 "" fd77:1::2
 }
 
 pair_error() {  # bench variant message: one JSON line
@@ -81,9 +87,12 @@ pair_run() {
   local bench=$1 variant=$2 limit=$3
   shift 3
   local server_config="" client_config="" host=127.0.0.1
-  if [ "${variant%-zero-copy}" = affine-memif ] || [ "$variant" = affine-memif-preempt ] || [ "$variant" = affine-memif-spin ]; then
-    server_config=$pair_dir/server.toml client_config=$pair_dir/client.toml host=10.77.1.1
-  fi
+  case "$variant" in
+    affine-memif|affine-memif-zero-copy|affine-memif-preempt|affine-memif-spin)
+      server_config=$pair_dir/server.toml client_config=$pair_dir/client.toml host=10.77.1.1 ;;
+    affine-memif-ipv6)
+      server_config=$pair_dir/server.toml client_config=$pair_dir/client.toml host="[fd77:1::1]" ;;
+  esac
   rm -f "$pair_dir/memif.sock"
   pair_run_between "$bench" "$variant" "$limit" "$server_config" "$client_config" "$host" "$@"
 }
@@ -186,7 +195,8 @@ import json, statistics, sys
 path, bench, rounds, params, figures = sys.argv[1], sys.argv[2], int(sys.argv[3]), json.loads(sys.argv[4]), sys.argv[5:]
 runs = [json.loads(l) for l in open(path) if l.strip()]
 lines = {}
-order = ["raw-memif", "kernel-loopback", "kernel-loopback-zero-copy", "affine-memif", "affine-memif-zero-copy"]
+order = ["raw-memif", "kernel-loopback", "kernel-loopback-zero-copy", "affine-memif", "affine-memif-ipv6",
+         "affine-memif-zero-copy"]
 for variant in order + sorted({r["variant"] for r in runs} - set(order)):
     mine = [r for r in runs if r["variant"] == variant]
     if not mine:
@@ -215,12 +225,18 @@ for variant in order + sorted({r["variant"] for r in runs} - set(order)):
 # a zero-copy variant over its copying twin.
 kernel, raw = lines.get("kernel-loopback", {}), lines.get("raw-memif", {})
 first = figures[0]
-for name in ("affine-memif", "affine-memif-zero-copy"):
+for name in ("affine-memif", "affine-memif-zero-copy", "affine-memif-ipv6"):
     affine = lines.get(name, {})
     if first in affine and kernel.get(first):
         affine["vs_kernel"] = round(affine[first] / kernel[first], 2)
     if "p50_us" in affine and "p50_us" in raw:
         affine["p50_over_raw_us"] = round(affine["p50_us"] - raw["p50_us"], 2)
+# IPv6 over IPv4 on the same ports and configuration (issue 21: within 5 %).
+v4, v6 = lines.get("affine-memif", {}), lines.get("affine-memif-ipv6", {})
+if first in v6 and v4.get(first):
+    v6["vs_ipv4"] = round(v6[first] / v4[first], 3)
+if "p50_us" in v6 and v4.get("p50_us"):
+    v6["p50_vs_ipv4"] = round(v6["p50_us"] / v4["p50_us"], 3)
 for name, line in lines.items():
     twin = lines.get(name.removesuffix("-zero-copy"), {}) if name.endswith("-zero-copy") else {}
     if first in line and twin.get(first):

@@ -38,6 +38,13 @@ MYSQL_TABLE_SIZE=${MYSQL_TABLE_SIZE:-10000}
 MYSQL_TAP_IFACE=afp0
 MYSQL_TAP_KERNEL_IP=10.88.0.1
 MYSQL_TAP_PROXY_IP=10.88.0.2
+# The same over IPv6 (mysql_proxy_start dpdk-ipv6): the tap's kernel side
+# holds only MYSQL_TAP_KERNEL_IP6, the proxy's port both of its addresses.
+MYSQL_TAP_KERNEL_IP6=fd88::1
+MYSQL_TAP_PROXY_IP6=fd88::2
+# What MariaDB binds: 0.0.0.0, or "0.0.0.0,::" for the IPv6 test (MariaDB
+# 10.11 takes a list; its :: is IPv6 only).
+MYSQL_DB_BIND=${MYSQL_DB_BIND:-0.0.0.0}
 # net_tap wants as many RX queues as TX queues, and affine opens one TX queue
 # per reactor: with reactor.cores in MYSQL_PROXY_SETS, set this to match.
 MYSQL_TAP_QUEUES=${MYSQL_TAP_QUEUES:-$(nproc)}
@@ -114,7 +121,7 @@ mysql_db_start() {  # name port: MariaDB on a fresh datadir; sets mysql_db_pid
   # max_connect_errors keeps the proxy's address from being blocked.
   ip netns exec "$mysql_ns" ${MYSQL_PEER_CPUS:+taskset -c "$MYSQL_PEER_CPUS"} mariadbd --no-defaults --user=root --datadir="$dir/data" --tmpdir="$dir/tmp" \
     --socket="$dir/sock" --pid-file="$dir/pid" --log-error="$dir/error.log" \
-    --port="$port" --bind-address=0.0.0.0 --skip-name-resolve --skip-log-bin \
+    --port="$port" --bind-address="$MYSQL_DB_BIND" --skip-name-resolve --skip-log-bin \
     --max-connections=1000 --max-connect-errors=1000000000 --performance-schema=OFF \
     --innodb-buffer-pool-size=128M --innodb-flush-log-at-trx-commit=2 >/dev/null 2>&1 &
   mysql_db_pid=$!
@@ -184,11 +191,14 @@ mysql_proxy_exe() {  # MYSQL_PROXY_EXE, or the proxy in $AFFINE_BUILD (default b
   echo "${MYSQL_PROXY_EXE:-${AFFINE_BUILD:-$mysql_repo/build}/apps/mysql-proxy/affine-mysql-proxy}"
 }
 
-# uring|dpdk listen backend... [-- extra proxy args]: starts the proxy in the
-# namespace (sets mysql_proxy_pid) and waits until it answers a query; if it
-# does not, one line on stderr and status 1. For dpdk, the tap's kernel side
-# gets MYSQL_TAP_KERNEL_IP once the proxy has made the tap. MYSQL_PROXY_SETS:
-# more affine options (--set K=V ...), split on spaces.
+# uring|dpdk|dpdk-ipv6 listen backend... [-- extra proxy args]: starts the
+# proxy in the namespace (sets mysql_proxy_pid) and waits until it answers a
+# query; if it does not, one line on stderr and status 1. For dpdk, the
+# tap's kernel side gets MYSQL_TAP_KERNEL_IP once the proxy has made the
+# tap; for dpdk-ipv6, MYSQL_TAP_KERNEL_IP6 only (no IPv4 on the link), and
+# the proxy's port holds MYSQL_TAP_PROXY_IP6 too. A listen address may be
+# "[v6]:port". MYSQL_PROXY_SETS: more affine options (--set K=V ...), split
+# on spaces.
 mysql_proxy_start() {
   local mode=$1 listen=$2 exe config=() args=() i
   shift 2
@@ -200,14 +210,18 @@ mysql_proxy_start() {
   while [ $# -gt 0 ] && [ "$1" != -- ]; do args+=(--backend "$1"); shift; done
   [ $# -gt 0 ] && shift
   args+=("$@")
-  if [ "$mode" = dpdk ]; then
+  local ips="\"$MYSQL_TAP_PROXY_IP/24\"" kernel_ip="$MYSQL_TAP_KERNEL_IP/24"
+  if [ "$mode" = dpdk-ipv6 ]; then
+    ips="[\"$MYSQL_TAP_PROXY_IP/24\", \"$MYSQL_TAP_PROXY_IP6/64\"]" kernel_ip="$MYSQL_TAP_KERNEL_IP6/64 nodad"
+  fi
+  if [ "${mode#dpdk}" != "$mode" ]; then
     cat >"$mysql_scratch/proxy-tap.toml" <<TOML
 [[port]]
 driver = "dpdk"
 eal = ["--no-huge", "--no-pci", "--no-shconf", "--no-telemetry", "-m", "512",
        "--file-prefix=$mysql_dpdk_prefix", "--vdev=net_tap0,iface=$MYSQL_TAP_IFACE"]
 queues = $MYSQL_TAP_QUEUES
-ip = "$MYSQL_TAP_PROXY_IP/24"
+ip = $ips
 TOML
     config=(--config "$mysql_scratch/proxy-tap.toml")
   fi
@@ -216,19 +230,21 @@ TOML
     --listen "$listen" "${args[@]}" >"$mysql_proxy_out" 2>"$mysql_proxy_err" &
   mysql_proxy_pid=$!
   mysql_started+=("$mysql_proxy_pid")
-  if [ "$mode" = dpdk ]; then
+  if [ "${mode#dpdk}" != "$mode" ]; then
     for i in $(seq 200); do
       ip -n "$mysql_ns" link show "$MYSQL_TAP_IFACE" >/dev/null 2>&1 && break
       kill -0 "$mysql_proxy_pid" 2>/dev/null || break
       sleep 0.05
     done
-    if ! { ip -n "$mysql_ns" addr add "$MYSQL_TAP_KERNEL_IP/24" dev "$MYSQL_TAP_IFACE" &&
+    # shellcheck disable=SC2086
+    if ! { ip -n "$mysql_ns" addr add $kernel_ip dev "$MYSQL_TAP_IFACE" &&
       ip -n "$mysql_ns" link set "$MYSQL_TAP_IFACE" up; } 2>/dev/null; then
       mysql_log "proxy (dpdk): no tap $MYSQL_TAP_IFACE: $(head -3 "$mysql_proxy_err")"
       return 1
     fi
   fi
   local host=${listen%:*} port=${listen##*:}
+  host=${host#[} host=${host%]}
   for i in $(seq 60); do
     [ "$(mysql_query "$host" "$port" 'SELECT 1' 2>/dev/null)" = 1 ] && return 0
     if ! kill -0 "$mysql_proxy_pid" 2>/dev/null; then

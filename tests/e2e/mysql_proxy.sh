@@ -3,12 +3,16 @@
 # real MariaDB, all inside a network namespace this script creates
 # (scripts/mysql/lib.sh).
 #
-#   tests/e2e/mysql_proxy.sh uring|dpdk[-backend-down] [PROXY]
+#   tests/e2e/mysql_proxy.sh uring|dpdk[-backend-down]|dpdk-ipv6 [PROXY]
 #
 #   uring, dpdk    the proxy on kernel sockets / on affine's stack over a
 #                  net_tap port: mariadb client queries come back right,
 #                  sysbench oltp_read_only runs with zero errors, SIGTERM
 #                  ends the proxy with status 0 and a stats line.
+#   dpdk-ipv6      dpdk over IPv6 only: the tap's kernel side holds
+#                  fd88::1 and no IPv4, sysbench and the client reach the
+#                  proxy at [fd88::2], the proxy MariaDB at [fd88::1]
+#                  (issue 21).
 #   *-backend-down two MariaDBs behind the proxy; one is killed while
 #                  sysbench runs: sysbench sees errors, the proxy keeps
 #                  running, new sessions go to the other one, SIGTERM
@@ -35,10 +39,11 @@ check() {  # description command...: pass when the command succeeds
 field() { python3 -c 'import json, sys; print(json.loads(sys.argv[1]).get(sys.argv[2], ""))' "$1" "$2"; }
 
 case "$mode" in
-  uring | dpdk | uring-backend-down | dpdk-backend-down) ;;
-  *) echo "usage: $0 uring|dpdk[-backend-down] [PROXY]" >&2; exit 2 ;;
+  uring | dpdk | uring-backend-down | dpdk-backend-down | dpdk-ipv6) ;;
+  *) echo "usage: $0 uring|dpdk[-backend-down]|dpdk-ipv6 [PROXY]" >&2; exit 2 ;;
 esac
 rc=0
+[ "$mode" = dpdk-ipv6 ] && export MYSQL_DB_BIND=0.0.0.0,::  # MariaDB makes :: IPv6 only
 mysql_setup "e2e-$mode" || rc=$?
 [ "$rc" -eq 77 ] && { echo "SKIP: not root"; exit 77; }
 
@@ -46,11 +51,15 @@ proxy_mode=${mode%-backend-down}
 if [ "$proxy_mode" = dpdk ]; then
   db_host=$MYSQL_TAP_KERNEL_IP
   listen=$MYSQL_TAP_PROXY_IP:3307
+elif [ "$proxy_mode" = dpdk-ipv6 ]; then
+  db_host="[$MYSQL_TAP_KERNEL_IP6]"
+  listen="[$MYSQL_TAP_PROXY_IP6]:3307"
 else
   db_host=127.0.0.1
   listen=127.0.0.1:3307
 fi
 host=${listen%:*} port=${listen##*:}
+host=${host#[} host=${host%]}  # the clients take an IPv6 address bare
 
 # zero errors, exit status 0 and at least one transaction
 sysbench_clean() { [ "$(field "$1" errors)" = 0 ] && [ "$(field "$1" exit_status)" = 0 ] &&
@@ -67,7 +76,7 @@ db1_pid=$mysql_db_pid
 mysql_sysbench_prepare 127.0.0.1 3306
 
 if [ "$mode" = "$proxy_mode" ]; then
-  mysql_proxy_start "$proxy_mode" "$listen" "$db_host:3306" -- --stats-interval-s 0 --metrics "$host:9104" ||
+  mysql_proxy_start "$proxy_mode" "$listen" "$db_host:3306" -- --stats-interval-s 0 --metrics "${listen%:*}:9104" ||
     proxy_failed
   pass "proxy ($proxy_mode) on $listen answers a query"
   got=$(mysql_query "$host" "$port" 'SELECT @@port, COUNT(*) FROM sbtest1' 2>&1 || true)
@@ -90,7 +99,7 @@ if [ "$mode" = "$proxy_mode" ]; then
   check "sysbench through the proxy ($proxy_mode): zero errors, exit 0" sysbench_clean "$result"
   [ "$failures" -eq 0 ] || sed 's/^/  sysbench: /' "$mysql_scratch/sysbench.out" | tail -15
 
-  metrics=$(mysql_ns_exec curl -s --max-time 5 "http://$host:9104/metrics" 2>&1 || true)
+  metrics=$(mysql_ns_exec curl -g -s --max-time 5 "http://${listen%:*}:9104/metrics" 2>&1 || true)
   sessions=$(sed -n 's/^affine_mysql_sessions_opened_total \([0-9]*\)$/\1/p' <<<"$metrics")
   check "Prometheus endpoint $host:9104/metrics counts at least the 9 sessions opened (got '${sessions:-no such line}')" \
     test "${sessions:-0}" -ge 9
