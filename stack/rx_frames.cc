@@ -130,7 +130,7 @@ void stack::ipv4_in(per_core& pc, rte_mbuf* m, std::span<const std::byte> bytes,
     return;
   }
   // RFC 791 3.2, RFC 815: fragments wait in this core's bounded reassembler.
-  const fragment_key key{h.src, h.dst, h.id, std::uint8_t(h.protocol)};
+  const fragment_key key{v4_flow(h.src), v4_flow(h.dst), h.id, std::uint8_t(h.protocol)};
   const reassembly_result r = pc.reasm.add(key, h.fragment_offset, h.more_fragments, ip->payload(), now);
   if (r.status == reassembly_status::dropped) pc.counters.count(drop::fragment);
   if (r.status != reassembly_status::complete) return;

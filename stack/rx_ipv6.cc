@@ -58,7 +58,24 @@ void stack::ipv6_in(per_core& pc, std::span<const std::byte> bytes, std::uint64_
     return;
   }
   if (up->fragment && !up->fragment->atomic()) {
-    pc.counters.count(drop::fragment);  // reassembly of IPv6 fragments: not yet
+    // RFC 8200 4.5: into this core's bounded reassembler (shared with
+    // IPv4's; overlaps drop the datagram, RFC 5722), then on as one packet.
+    // The key holds the Next Header too: fragments that disagree on it
+    // (RFC 8200 lets them, taking the first's) never join, and time out.
+    const fragment_key key{h.src, h.dst, up->fragment->id, up->protocol};
+    const reassembly_result r = pc.reasm.add(key, up->fragment->offset, up->fragment->more, up->payload, now);
+    if (r.status == reassembly_status::dropped) pc.counters.count(drop::fragment);
+    if (r.status != reassembly_status::complete) return;
+    if (to == ipv6_interface::match::tentative) {
+      pc.counters.count(drop::not_our_address);
+    } else if (is_extension(up->protocol)) {
+      // An extension header after the Fragment header: left to the
+      // first fragment's walk by RFC 8200, not walked here.
+      pc.counters.count(drop::fragment);
+    } else {
+      upper_in(pc, h, up->protocol, up->protocol_field, r.payload, ip->packet(), to, now);
+    }
+    pc.reasm.release(r.slot);
     return;
   }
   // RFC 4862 5.4: a tentative address takes Neighbor Discovery only.
@@ -66,8 +83,15 @@ void stack::ipv6_in(per_core& pc, std::span<const std::byte> bytes, std::uint64_
     pc.counters.count(drop::not_our_address);
     return;
   }
-  switch (up->protocol) {
-    case next_header::icmpv6: icmpv6_in(pc, h, up->payload, to, now); return;
+  upper_in(pc, h, up->protocol, up->protocol_field, up->payload, ip->packet(), to, now);
+}
+
+// The upper layer of a packet for us (`packet`: as it came, for errors).
+void stack::upper_in(per_core& pc, const ipv6_header& h, std::uint8_t protocol, std::size_t protocol_field,
+                     std::span<const std::byte> payload, std::span<const std::byte> packet, ipv6_interface::match to,
+                     std::uint64_t now) {
+  switch (protocol) {
+    case next_header::icmpv6: icmpv6_in(pc, h, payload, to, now); return;
     case next_header::none: pc.counters.count(drop::unknown_protocol); return;  // RFC 8200 4.7: nothing follows
     case next_header::tcp:
       // TCP is unicast (RFC 9293 3.10.7.1 drops what comes to a group).
@@ -75,15 +99,15 @@ void stack::ipv6_in(per_core& pc, std::span<const std::byte> bytes, std::uint64_
         pc.counters.count(drop::not_our_address);
         return;
       }
-      tcp_in(pc, h.dst, h.src, ipv6_pseudo(h.src, h.dst, next_header::tcp), up->payload, false, now);
+      tcp_in(pc, h.dst, h.src, ipv6_pseudo(h.src, h.dst, next_header::tcp), payload, false, now);
       return;
-    case next_header::udp: udp6_in(pc, h, up->payload, ip->packet(), to, now); return;
+    case next_header::udp: udp6_in(pc, h, payload, packet, to, now); return;
     default:
       // Like any protocol this host does not carry: RFC 8200 4, code 1 at
       // the Next Header field that names it.
       pc.counters.count(drop::unknown_protocol);
       if (to != ipv6_interface::match::multicast)
-        icmpv6_error(pc, icmpv6_type::parameter_problem, 1, std::uint32_t(up->protocol_field), ip->packet(), now);
+        icmpv6_error(pc, icmpv6_type::parameter_problem, 1, std::uint32_t(protocol_field), packet, now);
       return;
   }
 }

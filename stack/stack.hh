@@ -206,6 +206,9 @@ class stack final : public drivers::packet_sink {
   void solicitation_in(per_core& pc, const ipv6_header& ip, const icmpv6_view& v, std::uint64_t now);
   void advertisement_in(per_core& pc, const ipv6_header& ip, const icmpv6_view& v, std::uint64_t now);
   void router_advertisement_in(per_core& pc, const ipv6_header& ip, const icmpv6_view& v, std::uint64_t now);
+  void upper_in(per_core& pc, const ipv6_header& h, std::uint8_t protocol, std::size_t protocol_field,
+                std::span<const std::byte> payload, std::span<const std::byte> packet, ipv6_interface::match to,
+                std::uint64_t now);
   void udp6_in(per_core& pc, const ipv6_header& ip, std::span<const std::byte> bytes, std::span<const std::byte> packet,
                ipv6_interface::match to, std::uint64_t now);
 

@@ -173,9 +173,16 @@ int run_server(const server_options& o) {
   std::string ports;
   for (unsigned i = 0; i < o.listeners; ++i) {
     const std::uint16_t port = o.port == 0 ? 0 : std::uint16_t(o.port + i);
-    auto l = net::listen({.local = {net::any_address, port},
-                          .backlog = 1024,
-                          .accepted = {.no_delay = true, .keepalive = o.keepalive, .congestion = o.congestion}});
+    // On [::], which takes IPv4 and IPv6 alike (bench/run rr's IPv6
+    // variant); on 0.0.0.0 where the host has no IPv6.
+    net::listen_options lo{.local = {net::any_address_v6, port},
+                           .backlog = 1024,
+                           .accepted = {.no_delay = true, .keepalive = o.keepalive, .congestion = o.congestion}};
+    auto l = net::listen(lo);
+    if (!l && l.error() == std::errc::address_family_not_supported) {
+      lo.local.addr = net::any_address;
+      l = net::listen(lo);
+    }
     if (!l) {
       fmt::print(stderr, "affine-rr: listen on port {}: {}\n", port, l.error().message());
       return 1;

@@ -1,5 +1,5 @@
 #pragma once
-// IPv4 reassembly (RFC 791 3.2, RFC 815), bounded: a fixed number of slots,
+// IPv4 and IPv6 reassembly (RFC 791 3.2, RFC 815, RFC 8200 4.5), bounded: a fixed number of slots,
 // each able to hold a datagram of the largest size, all taken from one arena
 // at construction, plus a cap on the fragment bytes held by all slots
 // together. Overlapping fragments drop the whole datagram (RFC 5722, written
@@ -22,12 +22,16 @@
 
 namespace affine::stack {
 
-// RFC 791 3.2: fragments belong together when source, destination,
-// protocol and identification match.
+// RFC 791 3.2: IPv4 fragments belong together when source, destination,
+// protocol and identification match; RFC 8200 4.5: IPv6 fragments when
+// source, destination and identification do (the caller may add the Next
+// Header as the protocol). Addresses are
+// 16 bytes, an IPv4 one IPv4-mapped (stack/flow.hh's v4_flow), so the two
+// families never share a key.
 struct fragment_key {
-  std::uint32_t src = 0;
-  std::uint32_t dst = 0;
-  std::uint16_t id = 0;
+  std::array<std::uint8_t, 16> src{};
+  std::array<std::uint8_t, 16> dst{};
+  std::uint32_t id = 0;
   std::uint8_t protocol = 0;
   friend constexpr bool operator==(const fragment_key&, const fragment_key&) = default;
 };

@@ -5,6 +5,12 @@
 #include "stack/wire/endian.hh"
 
 namespace affine::stack {
+
+bool is_extension(std::uint8_t next) noexcept {
+  return next == next_header::hop_by_hop || next == next_header::routing || next == next_header::fragment ||
+         next == next_header::destination;
+}
+
 namespace {
 
 constexpr be32_field version_class_flow{0};
@@ -50,13 +56,6 @@ std::optional<ipv6_chain_error> check_options(std::span<const std::byte> packet,
     at += 2 + len;
   }
   return std::nullopt;
-}
-
-// The extension headers a walk steps over to reach the upper layer (RFC
-// 8200 4.1).
-bool is_extension(std::uint8_t next) noexcept {
-  return next == next_header::hop_by_hop || next == next_header::routing || next == next_header::fragment ||
-         next == next_header::destination;
 }
 
 // The length of extension header `next` at `at`: 8 for a Fragment header

@@ -79,6 +79,10 @@ class ipv6_view {
   std::span<const std::byte> packet_;  // exactly 40 + payload_length() bytes
 };
 
+// The extension headers a walk steps over to reach the upper layer (RFC
+// 8200 4.1).
+bool is_extension(std::uint8_t next) noexcept;
+
 // A Fragment header met on the way (RFC 8200 4.5).
 struct ipv6_fragment {
   std::uint32_t id = 0;

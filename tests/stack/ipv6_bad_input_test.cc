@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -223,20 +224,60 @@ TEST_F(ipv6_input, MalformedIpv6AndNeighborDiscoveryAreDroppedCountedAndUnanswer
   });
 }
 
-// A fragment that is not atomic waits for reassembly, which IPv6 does not
-// have yet: dropped and counted, never half-delivered.
-TEST_F(ipv6_input, AFragmentIsDroppedAndCounted) {
+// Bytes [offset, offset + len) of `whole` (an ICMPv6 message) behind a
+// Fragment header (RFC 8200 4.5) with identification `id`.
+frame fragment_of(std::span<const std::byte> whole, std::size_t offset, std::size_t len, bool more,
+                  std::uint32_t id = 42) {
+  std::vector<std::byte> l4(8);
+  l4[0] = std::byte(next_header::icmpv6);
+  l4[2] = std::byte(offset >> 8);
+  l4[3] = std::byte((offset & 0xf8) | (more ? 1 : 0));
+  for (int i = 0; i < 4; ++i) l4[4 + i] = std::byte(id >> (24 - 8 * i));
+  l4.insert(l4.end(), whole.begin() + std::ptrdiff_t(offset), whole.begin() + std::ptrdiff_t(offset + len));
+  return ipv6_frame(next_header::fragment, l4);
+}
+
+// RFC 8200 4.5: fragments are reassembled (in any order) and the whole
+// packet goes on: an echo request in two fragments is answered once.
+TEST_F(ipv6_input, AFragmentedEchoRequestIsReassembledAndAnswered) {
   with_v6([&](stack& st) {
-    auto echo = echo_request();
-    std::vector<std::byte> l4(8);
-    l4[0] = std::byte(next_header::icmpv6);
-    l4[3] = std::byte(1);  // offset 0, more fragments
-    l4[7] = std::byte(42);
-    l4.insert(l4.end(), echo.begin(), echo.end());
-    l4.resize(8 + 16);
-    send(ipv6_frame(next_header::fragment, l4));
+    send(ipv6_frame(next_header::icmpv6, solicitation(ours, solicited_node(ours)), solicited_node(ours), 255,
+                    multicast_mac(solicited_node(ours))));
+    (void)drain();
+    std::vector<std::byte> echo(8 + 24);
+    std::vector<std::byte> data(24);
+    for (std::size_t i = 0; i < data.size(); ++i) data[i] = std::byte(i);
+    (void)emit_icmpv6({.type = icmpv6_type::echo_request, .id = 7, .seq = 10, .data = data}, peer, ours, echo);
+    send(fragment_of(echo, 16, 16, false));
+    EXPECT_TRUE(drain().empty()) << "answered half a packet";
+    send(fragment_of(echo, 0, 16, true));
+    const auto reply = icmpv6_of(drain());
+    ASSERT_EQ(reply.size(), 1u);
+    const auto r = icmpv6_view::parse(reply[0].bytes, ours, peer);
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->type(), icmpv6_type::echo_reply);
+    EXPECT_EQ(r->seq(), 10);
+    EXPECT_TRUE(std::ranges::equal(r->data(), data));
+    EXPECT_EQ(st.counters(0).get(drop::fragment), 0u);
+  });
+}
+
+// RFC 5722: fragments that overlap drop the whole packet, silently; what
+// comes of it later is a new packet that never completes.
+TEST_F(ipv6_input, OverlappingFragmentsDropThePacketUnanswered) {
+  with_v6([&](stack& st) {
+    send(ipv6_frame(next_header::icmpv6, solicitation(ours, solicited_node(ours)), solicited_node(ours), 255,
+                    multicast_mac(solicited_node(ours))));
+    (void)drain();
+    std::vector<std::byte> echo(8 + 24);
+    const std::vector<std::byte> data(24, std::byte{0x5a});
+    (void)emit_icmpv6({.type = icmpv6_type::echo_request, .id = 7, .seq = 11, .data = data}, peer, ours, echo);
+    send(fragment_of(echo, 0, 16, true, 43));
+    send(fragment_of(echo, 8, 24, false, 43));  // [8, 16) again
     EXPECT_TRUE(drain().empty());
     EXPECT_EQ(st.counters(0).get(drop::fragment), 1u);
+    send(fragment_of(echo, 16, 16, false, 43));
+    EXPECT_TRUE(drain().empty()) << "the dropped packet completed after all";
   });
 }
 

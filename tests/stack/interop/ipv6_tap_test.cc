@@ -153,7 +153,7 @@ int kernel_udp6(std::uint16_t port) {
   return fd;
 }
 
-TEST_F(ipv6_tap, UdpGoesBothWaysOverIpv6AndAClosedPortIsRefused) {
+TEST_F(ipv6_tap, UdpGoesBothWaysOverIpv6InFragmentsTooAndAClosedPortIsRefused) {
   const int kfd = kernel_udp6(6000);
   ASSERT_GE(kfd, 0) << std::strerror(errno);
   testing::affine_ready bound;
@@ -179,6 +179,11 @@ TEST_F(ipv6_tap, UdpGoesBothWaysOverIpv6AndAClosedPortIsRefused) {
       ASSERT_EQ(n, 5) << std::strerror(errno);
       EXPECT_EQ(std::string(buf, 5), "hello");
       EXPECT_EQ(std::memcmp(&from.sin6_addr, v6("fd77::2").data(), 16), 0);
+      // A datagram larger than the link's MTU: the kernel sends it in
+      // fragments (RFC 8200 4.5), which affine reassembles.
+      std::vector<char> big(3000);
+      for (std::size_t i = 0; i < big.size(); ++i) big[i] = char(i * 7);
+      ASSERT_EQ(::sendto(kfd, big.data(), big.size(), 0, reinterpret_cast<const sockaddr*>(&to), len), 3000);
       // A closed port answers with ICMPv6 port unreachable: a connected
       // socket's next receive fails with ECONNREFUSED.
       const int c = ::socket(AF_INET6, SOCK_DGRAM, 0);
@@ -201,6 +206,11 @@ TEST_F(ipv6_tap, UdpGoesBothWaysOverIpv6AndAClosedPortIsRefused) {
     auto other = net::bind_udp({.local = {net::any_address_v6, 0}});
     ASSERT_TRUE(other.has_value());
     ASSERT_TRUE(other->send_to({kernel6, 6000}, std::as_bytes(std::span("hello", 5))).has_value());
+    std::vector<std::byte> big(4096);
+    auto whole = u->recv_from(big, now_ns() + 5 * seconds);
+    ASSERT_TRUE(whole.has_value()) << whole.error().message();
+    ASSERT_EQ(whole->size, 3000u);
+    for (std::size_t i = 0; i < whole->size; ++i) ASSERT_EQ(big[i], std::byte(i * 7)) << "byte " << i;
     kernel.join();
     EXPECT_GE(st.counters(0).get(drop::udp_no_socket), 1u);
   });

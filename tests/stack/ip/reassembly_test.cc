@@ -9,13 +9,14 @@
 #include <optional>
 #include <vector>
 
+#include "stack/flow.hh"
 #include "stack/ip/reassembly.hh"
 
 namespace affine::stack {
 namespace {
 
 constexpr std::uint64_t sec = 1'000'000'000;
-constexpr fragment_key key{.src = 0x0a000001, .dst = 0x0a000002, .id = 77, .protocol = 17};
+constexpr fragment_key key{.src = v4_flow(0x0a000001), .dst = v4_flow(0x0a000002), .id = 77, .protocol = 17};
 
 // A payload whose every byte says where it was, so a misplaced fragment shows.
 std::vector<std::byte> datagram(std::size_t n) {
@@ -155,12 +156,27 @@ TEST_F(reassembly_test, FragmentAfterTheTimeoutStartsAfreshBeforeExpireRuns) {
 TEST_F(reassembly_test, MemoryCapDropsTheDatagramThatWouldPassIt) {
   make({.memory_cap = 2048});
   const auto d = datagram(3000);
-  constexpr fragment_key other{.src = 1, .dst = 2, .id = 3, .protocol = 6};
+  constexpr fragment_key other{.src = v4_flow(1), .dst = v4_flow(2), .id = 3, .protocol = 6};
   frag(d, 0, 1480);
   frag(d, 0, 496, 0, other);
   expect_dropped(frag(d, 1480, 1480), reassembly_drop::memory_cap);
   EXPECT_EQ(r().held_bytes(), 496u);
   EXPECT_EQ(r().counts().of(reassembly_drop::memory_cap), 1u);
+}
+
+TEST_F(reassembly_test, IpFamiliesNeverShareADatagram) {
+  // IPv6's key (RFC 8200 4.5) with IPv4's address bits, identification
+  // and protocol 0: another datagram, never joined with the IPv4 one.
+  const auto d = datagram(2000);
+  fragment_key v6{.id = 77};
+  v6.src[15] = 1;
+  v6.dst[15] = 2;
+  const fragment_key v4{.src = v4_flow(1), .dst = v4_flow(2), .id = 77, .protocol = 0};
+  EXPECT_EQ(frag(d, 0, 1000, 0, v4).status, reassembly_status::incomplete);
+  EXPECT_EQ(frag(d, 1000, 1000, 0, v6).status, reassembly_status::incomplete);
+  EXPECT_EQ(r().in_progress(), 2u);
+  expect_whole(frag(d, 1000, 1000, 0, v4), d);
+  expect_whole(frag(d, 0, 1000, 0, v6), d);
 }
 
 TEST_F(reassembly_test, AllSlotsBusyDropsANewDatagramsFragment) {
