@@ -44,9 +44,11 @@ std::expected<void, std::string> addresses_from(const config::table_view& port, 
       return std::unexpected(port.error("ip", fmt::format("more than {} IPv6 addresses", max_ipv6_addresses)));
     sc.ipv6.push_back({v6.bytes, length});
   }
-  if (!have_v4)
-    return std::unexpected(port.error("ip", "a dpdk port carries the userspace stack and needs an IPv4 address, like "
-                                            "ip = \"10.77.0.2/24\" (or [\"10.77.0.2/24\", \"fd77::2/64\"])"));
+  // Without IPv4 the port speaks IPv6 only (stack::create).
+  if (!have_v4 && sc.ipv6.empty())
+    return std::unexpected(port.error("ip", "a dpdk port carries the userspace stack and needs an address, like "
+                                            "ip = \"10.77.0.2/24\" (or [\"10.77.0.2/24\", \"fd77::2/64\"], "
+                                            "or \"fd77::2/64\" alone)"));
   return {};
 }
 

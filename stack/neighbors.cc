@@ -46,7 +46,10 @@ void stack::learn_neighbor(per_core& pc, const ipv6_bytes& addr, const mac_addre
 void stack::advertised_neighbor(per_core& pc, const neighbor_advertisement& na, std::uint64_t now) {
   std::lock_guard g(v6_lock_);
   const auto r = nd_.on_advertisement(na.target, na.target_link_layer, na.router, na.solicited, na.override, now);
-  if (r.router_cleared) v6_->router_gone(na.target);
+  if (r.router_cleared) {
+    v6_->router_gone(na.target);
+    v6_changes_.fetch_add(1, std::memory_order_release);
+  }
   if (!r.mac) return;
   for (rte_mbuf* w : r.send) {
     mac_field{0}.set({rte_pktmbuf_mtod(w, std::byte*), w->data_len}, *r.mac);
@@ -101,6 +104,7 @@ void stack::start_ipv6(per_core& pc, std::uint64_t now) {
   {
     std::lock_guard g(v6_lock_);
     v6_->start(now);
+    v6_changes_.fetch_add(1, std::memory_order_release);
   }
   send_mld_report(pc);
   poke_timer(*cores_[0]);
@@ -114,6 +118,7 @@ void stack::ipv6_timers(per_core& pc, std::uint64_t now) {
   {
     std::lock_guard g(v6_lock_);
     const ipv6_interface::due d = v6_->expire(now);
+    v6_changes_.fetch_add(1, std::memory_order_release);  // DAD may have ended, a router's lifetime too
     probe.assign(d.probe.begin(), d.probe.end());
     ready.assign(d.ready.begin(), d.ready.end());
     const neighbor_expiry e = nd_.expire(now);

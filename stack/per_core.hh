@@ -48,6 +48,18 @@ struct stack::per_core {
   mac_address hop_mac{};
   std::uint64_t hop_fresh_until = 0;
   std::uint64_t hop_changes = 0;
+  // The same for IPv6 (stack::send_ipv6), keyed by the destination: good
+  // while the neighbor cache's changes() and the interface's
+  // (stack::v6_changes_) stay the same and the answer is fresh.
+  ipv6_bytes hop6_dst{};
+  mac_address hop6_mac{};
+  std::uint64_t hop6_fresh_until = 0;
+  std::uint64_t hop6_changes = 0;
+  std::uint64_t hop6_v6_changes = 0;
+  // The last destination ipv6_in found to be a unicast address of ours,
+  // good while stack::v6_changes_ stays the same (never at first).
+  ipv6_bytes ours6{};
+  std::uint64_t ours6_v6_changes = ~std::uint64_t(0);
 
   // Timers of the sockets homed here: see timer_fiber.cc. The wheel, the
   // homed list and `due` belong to the timer fiber alone; other cores reach

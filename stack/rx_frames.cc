@@ -69,8 +69,17 @@ void stack::frame_in(per_core& pc, rte_mbuf* m, std::uint64_t now) {
     return;
   }
   switch (eth->type()) {
-    case ether_type::arp: arp_in(pc, eth->payload(), now); return;
-    case ether_type::ipv4: ipv4_in(pc, m, eth->payload(), now); return;
+    case ether_type::arp:
+    case ether_type::ipv4:
+      if (!routes_.has_address()) {  // an IPv6-only port: IPv4 is a protocol it does not speak
+        pc.counters.count(drop::unknown_ethertype);
+        return;
+      }
+      if (eth->type() == ether_type::arp)
+        arp_in(pc, eth->payload(), now);
+      else
+        ipv4_in(pc, m, eth->payload(), now);
+      return;
     case ether_type::ipv6: ipv6_in(pc, eth->payload(), now); return;
     default: pc.counters.count(drop::unknown_ethertype); return;
   }

@@ -1,8 +1,10 @@
-// ICMP destination unreachable to TCP (RFC 1122 4.2.3.9, RFC 5927): the
-// quoted header must name one of our connections, and its sequence number
-// one in flight, before anything acts on it; fragmentation-needed lowers
-// the destination's path MTU (RFC 1191, bounded below by the cache's
-// floor) and re-segments what the connection has in flight.
+// ICMP destination unreachable to TCP (RFC 1122 4.2.3.9, RFC 5927), and
+// ICMPv6 destination unreachable and Packet Too Big (RFC 4443 3.1, 3.2):
+// the quoted header must name one of our connections, and its sequence
+// number one in flight, before anything acts on it; fragmentation-needed
+// and Packet Too Big lower the destination's path MTU (RFC 1191, RFC 8201,
+// bounded below by the cache's floor) and re-segment what the connection
+// has in flight.
 //
 // UDP: the socket API has no connected UDP sockets, and an unconnected one
 // is told of no ICMP error (as on Linux without IP_RECVERR): such errors
@@ -29,6 +31,19 @@ std::optional<tcp::icmp_error> tcp_error_of(std::uint8_t code) {
   }
 }
 
+// RFC 4443 3.1's codes, as Linux's icmpv6_err_convert reads them.
+std::optional<tcp::icmp_error> tcp_error_of(const icmpv6_view& v) {
+  if (v.type() == icmpv6_type::packet_too_big) return tcp::icmp_error::fragmentation_needed;
+  if (v.type() != icmpv6_type::dest_unreachable) return std::nullopt;
+  switch (v.code()) {
+    case 0: return tcp::icmp_error::net_unreachable;   // no route to destination
+    case 1:                                            // communication administratively prohibited
+    case 3: return tcp::icmp_error::host_unreachable;  // address unreachable
+    case 4: return tcp::icmp_error::port_unreachable;
+    default: return std::nullopt;  // beyond the scope of the source address, policy, reject route
+  }
+}
+
 }  // namespace
 
 bool stack::icmp_error_in(per_core& pc, const icmp_view& v, const ipv4_quote& q, std::uint64_t now) {
@@ -37,7 +52,20 @@ bool stack::icmp_error_in(per_core& pc, const icmp_view& v, const ipv4_quote& q,
   if (!error) return false;
   // The quote's first 8 bytes: our port, theirs, and SEG.SEQ.
   const flow_tuple t{v4_flow(q.src), v4_flow(q.dst), load_be16(q.transport.data()), load_be16(q.transport.data() + 2)};
-  const seq32 seq(load_be32(q.transport.data() + 4));
+  return icmp_to_tcp(pc, t, seq32(load_be32(q.transport.data() + 4)), *error, v.next_hop_mtu(), now);
+}
+
+bool stack::icmpv6_error_in(per_core& pc, const icmpv6_view& v, const ipv6_quote& q, std::uint64_t now) {
+  if (q.protocol != next_header::tcp || q.transport.size() < 8) return false;
+  const auto error = tcp_error_of(v);
+  if (!error) return false;
+  const flow_tuple t{q.header.src, q.header.dst, load_be16(q.transport.data()), load_be16(q.transport.data() + 2)};
+  return icmp_to_tcp(pc, t, seq32(load_be32(q.transport.data() + 4)), *error, v.mtu(), now);
+}
+
+// `mtu`: the next-hop MTU a fragmentation-needed or Packet Too Big gave.
+bool stack::icmp_to_tcp(per_core& pc, const flow_tuple& t, seq32 seq, tcp::icmp_error error, std::uint32_t mtu,
+                        std::uint64_t now) {
   socket_ref s = flows_.find(t);
   if (!s) return false;
   s->lock.lock();
@@ -46,13 +74,18 @@ bool stack::icmp_error_in(per_core& pc, const icmp_view& v, const ipv4_quote& q,
     pc.counters.count(drop::icmp_out_of_window);
     return true;
   }
-  std::uint32_t mtu = 0;
-  if (*error == tcp::icmp_error::fragmentation_needed) {
+  std::uint32_t path = 0;
+  if (error == tcp::icmp_error::fragmentation_needed) {
     std::lock_guard g(pmtu_lock_);
-    pmtu_.on_frag_needed(q.dst, v.next_hop_mtu(), now);
-    mtu = pmtu_.path_mtu(q.dst, now);
+    if (t.v4()) {
+      pmtu_.on_frag_needed(v4_address(t.remote_addr), mtu, now);
+      path = pmtu_.path_mtu(v4_address(t.remote_addr), now);
+    } else {
+      pmtu6_.on_frag_needed(t.remote_addr, mtu, now);
+      path = pmtu6_.path_mtu(t.remote_addr, now);
+    }
   }
-  s->conn.on_icmp(*error, seq, mtu, now);
+  s->conn.on_icmp(error, seq, path, now);
   bump(pc.counters.icmp_errors_taken);
   const settled what = settle(*s, now);
   s->lock.unlock();
@@ -61,12 +94,16 @@ bool stack::icmp_error_in(per_core& pc, const icmp_view& v, const ipv4_quote& q,
 }
 
 void stack::apply_path_mtu(tcp::connection& c, const flow_tuple& t, std::uint64_t now) {
-  if (!t.v4()) return;  // IPv6's Packet Too Big: not yet (issue 21)
   std::uint32_t mtu;
   {
     std::lock_guard g(pmtu_lock_);
-    if (pmtu_.size() == 0) return;
-    mtu = pmtu_.path_mtu(v4_address(t.remote_addr), now);
+    if (t.v4()) {
+      if (pmtu_.size() == 0) return;
+      mtu = pmtu_.path_mtu(v4_address(t.remote_addr), now);
+    } else {
+      if (pmtu6_.size() == 0) return;
+      mtu = pmtu6_.path_mtu(t.remote_addr, now);
+    }
   }
   if (mtu < port_.caps().mtu) c.set_path_mtu(mtu);
 }

@@ -39,10 +39,19 @@ void stack::ipv6_in(per_core& pc, std::span<const std::byte> bytes, std::uint64_
   // RFC 4291 2.5.2: the unspecified address is never a destination (no
   // group or address of ours is ::); RFC 4862 5.4 lets only DAD's
   // messages use it as a source, which ND's validation checks.
+  // A flow's packets come to one address: this core remembers the last
+  // one that was ours (no lock while v6_ has not changed).
   ipv6_interface::match to;
-  {
+  const std::uint64_t changes = v6_changes_.load(std::memory_order_acquire);
+  if (h.dst == pc.ours6 && changes == pc.ours6_v6_changes) {
+    to = ipv6_interface::match::unicast;
+  } else {
     std::lock_guard g(v6_lock_);
     to = v6_->classify(h.dst);
+    if (to == ipv6_interface::match::unicast) {
+      pc.ours6 = h.dst;
+      pc.ours6_v6_changes = changes;
+    }
   }
   if (to == ipv6_interface::match::none) {
     pc.counters.count(drop::not_our_address);
@@ -130,6 +139,11 @@ void stack::icmpv6_in(per_core& pc, const ipv6_header& ip, std::span<const std::
     case icmpv6_type::neighbor_solicitation: solicitation_in(pc, ip, *v, now); return;
     case icmpv6_type::neighbor_advertisement: advertisement_in(pc, ip, *v, now); return;
     case icmpv6_type::router_advertisement: router_advertisement_in(pc, ip, *v, now); return;
+    case icmpv6_type::dest_unreachable:
+    case icmpv6_type::packet_too_big:
+      if (to != ipv6_interface::match::unicast) break;
+      if (const auto q = v->quote(); q && icmpv6_error_in(pc, *v, *q, now)) return;
+      break;
     default: break;
   }
   pc.counters.count(drop::icmp_ignored);
@@ -149,7 +163,10 @@ void stack::solicitation_in(per_core& pc, const ipv6_header& ip, const icmpv6_vi
   {
     std::lock_guard g(v6_lock_);
     target = v6_->classify(ns->target);
-    if (target == ipv6_interface::match::tentative && is_unspecified(ip.src)) duplicate = v6_->claimed(ns->target);
+    if (target == ipv6_interface::match::tentative && is_unspecified(ip.src)) {
+      duplicate = v6_->claimed(ns->target);
+      v6_changes_.fetch_add(1, std::memory_order_release);
+    }
   }
   if (duplicate) {
     bump(pc.counters.ipv6_duplicates);
@@ -186,6 +203,7 @@ void stack::advertisement_in(per_core& pc, const ipv6_header& ip, const icmpv6_v
     std::lock_guard g(v6_lock_);
     const auto t = v6_->classify(na->target);
     duplicate = t == ipv6_interface::match::tentative && v6_->claimed(na->target);
+    if (duplicate) v6_changes_.fetch_add(1, std::memory_order_release);
     ours = t == ipv6_interface::match::unicast;
   }
   if (duplicate) {
@@ -213,6 +231,7 @@ void stack::router_advertisement_in(per_core& pc, const ipv6_header& ip, const i
   {
     std::lock_guard g(v6_lock_);
     v6_->on_router_advertisement(ip.src, ra->router_lifetime, now);
+    v6_changes_.fetch_add(1, std::memory_order_release);
     // Its Reachable Time and Retrans Timer (milliseconds; 0: unspecified).
     nd_.set_timers(std::uint64_t(ra->reachable_time) * 1'000'000, std::uint64_t(ra->retrans_timer) * 1'000'000);
   }

@@ -18,7 +18,9 @@ namespace affine::stack {
 std::expected<std::unique_ptr<stack>, std::string> stack::create(runtime& rt, drivers::port& port,
                                                                  const stack_config& cfg,
                                                                  std::span<const rxq_assignment> plan) {
-  auto routes = route_table::make({cfg.address, cfg.prefix_length, cfg.gateway});
+  // Address 0: no IPv4 on the port (issue 21), when it has IPv6 instead.
+  const bool ipv6_only = cfg.address == 0 && (!cfg.ipv6.empty() || cfg.link_local != stack_config::link_local_mode::off);
+  auto routes = ipv6_only ? route_table::none() : route_table::make({cfg.address, cfg.prefix_length, cfg.gateway});
   if (!routes)
     return std::unexpected(fmt::format("stack on {}: address {}/{}: {}", port.name(),
                                        net::ipv4_address{cfg.address}.to_string(), cfg.prefix_length,
@@ -73,6 +75,7 @@ stack::stack(runtime& rt, drivers::port& port, const stack_config& cfg, route_ta
       nd_(cfg.neighbors),
       icmpv6_errors_(cfg.icmpv6_errors_per_s, std::random_device{}()),
       pmtu_(path_mtu_config{.interface_mtu = port.caps().mtu}),
+      pmtu6_(ipv6_path_mtu_config(port.caps().mtu)),
       listeners_(rt.cores()),
       listeners6_(rt.cores()),
       next_port_(49152 + std::uint32_t(now_ns() % 16384)) {

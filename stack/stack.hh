@@ -190,6 +190,9 @@ class stack final : public drivers::packet_sink {
   // A destination unreachable whose quote is ours (rx_icmp.cc): true when
   // it named a live connection and a sequence number in flight.
   bool icmp_error_in(per_core& pc, const icmp_view& v, const ipv4_quote& q, std::uint64_t now);
+  bool icmpv6_error_in(per_core& pc, const icmpv6_view& v, const ipv6_quote& q, std::uint64_t now);
+  bool icmp_to_tcp(per_core& pc, const flow_tuple& t, seq32 seq, tcp::icmp_error error, std::uint32_t mtu,
+                   std::uint64_t now);
   void count_time_wait(per_core& pc, tcp_socket& s);
   // A new connection to `dst` keeps within the path MTU known for it.
   void apply_path_mtu(tcp::connection& c, const flow_tuple& t, std::uint64_t now);
@@ -308,9 +311,14 @@ class stack final : public drivers::packet_sink {
   spinlock v6_lock_;
   std::optional<ipv6_interface> v6_;  // under v6_lock_
   neighbor_cache nd_;                 // under v6_lock_
+  // Changes to v6_ (addresses, routers, their lifetimes), counted under
+  // v6_lock_: a core's copy of what v6_ answered (send_ipv6's next hop,
+  // ipv6_in's last destination) is good while it stays.
+  std::atomic<std::uint64_t> v6_changes_{0};
   tcp::challenge_budget icmpv6_errors_;  // RFC 4443 2.4(f)
   spinlock pmtu_lock_;
-  path_mtu_cache pmtu_;  // under pmtu_lock_: RFC 1191 estimates per destination
+  path_mtu_cache pmtu_;    // under pmtu_lock_: RFC 1191 estimates per destination
+  path_mtu_cache6 pmtu6_;  // under pmtu_lock_: RFC 8201's
   spinlock listeners_lock_;              // serializes listen() and close_listener()
   port_table<listen_socket> listeners_;   // IPv4's: RX lookups take no lock; a reference each
   port_table<listen_socket> listeners6_;  // IPv6's: a dual-stack listener is in both

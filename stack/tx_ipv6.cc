@@ -48,13 +48,28 @@ rte_mbuf* stack::ipv6_frame(per_core& pc, const ipv6_header& h, std::size_t l4_b
   return m;
 }
 
+// A unicast destination's link-layer address comes from this core's copy
+// of the last answer (no lock: a flow's segments), else from the neighbor
+// cache where it is known, else through resolution (transmit_ipv6).
 void stack::send_ipv6(per_core& pc, const ipv6_header& h, std::size_t l4_bytes, l4_writer write, std::uint64_t now,
                       std::optional<mac_address> dst_mac) {
   std::optional<ipv6_bytes> next_hop;
   if (!dst_mac && is_multicast(h.dst)) dst_mac = multicast_mac(h.dst);  // RFC 2464 7
+  if (!dst_mac && h.dst == pc.hop6_dst && now < pc.hop6_fresh_until && nd_.changes() == pc.hop6_changes &&
+      v6_changes_.load(std::memory_order_acquire) == pc.hop6_v6_changes)
+    dst_mac = pc.hop6_mac;
   if (!dst_mac) {
     std::lock_guard g(v6_lock_);
     next_hop = v6_->next_hop(h.dst, now);
+    if (next_hop)
+      if (const auto a = nd_.lookup(*next_hop, now)) {
+        dst_mac = a->mac;
+        pc.hop6_dst = h.dst;
+        pc.hop6_mac = a->mac;
+        pc.hop6_fresh_until = a->fresh_until;
+        pc.hop6_changes = nd_.changes();
+        pc.hop6_v6_changes = v6_changes_.load(std::memory_order_relaxed);
+      }
   }
   if (!dst_mac && !next_hop) {
     pc.counters.count(drop::no_route);

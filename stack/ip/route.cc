@@ -52,12 +52,16 @@ bool route_table::is_broadcast(std::uint32_t dst) const {
   return dst == limited_broadcast || (has_directed_broadcast() && on_link(dst) && (dst & ~mask_) == ~mask_);
 }
 
-path_mtu_cache::path_mtu_cache(const path_mtu_config& config) : config_(config), entries_(config.capacity) {}
+template <class Key>
+path_mtu_cache_of<Key>::path_mtu_cache_of(const path_mtu_config& config)
+    : config_(config), entries_(config.capacity) {}
 
-bool path_mtu_cache::on_frag_needed(std::uint32_t dst, std::uint16_t next_hop_mtu, std::uint64_t now_ns) {
+template <class Key>
+bool path_mtu_cache_of<Key>::on_frag_needed(const Key& dst, std::uint32_t next_hop_mtu, std::uint64_t now_ns) {
   // RFC 1191 4: "A host MUST never reduce its estimate of the Path MTU
-  // below 68 octets." Old routers (before RFC 1191) send 0 here.
-  if (next_hop_mtu < min_mtu) {
+  // below 68 octets." Old routers (before RFC 1191) send 0 here. RFC 8201
+  // 4: nor an IPv6 one below 1280.
+  if (next_hop_mtu < config_.min_mtu) {
     ++counts_.below_min;
     return false;
   }
@@ -86,20 +90,23 @@ bool path_mtu_cache::on_frag_needed(std::uint32_t dst, std::uint16_t next_hop_mt
   return true;
 }
 
-std::uint32_t path_mtu_cache::path_mtu(std::uint32_t dst, std::uint64_t now_ns) const {
+template <class Key>
+std::uint32_t path_mtu_cache_of<Key>::path_mtu(const Key& dst, std::uint64_t now_ns) const {
   const entry* e = fresh(dst, now_ns);
   return e ? e->mtu : config_.interface_mtu;
 }
 
-bool path_mtu_cache::may_fragment(std::uint32_t dst, std::uint64_t now_ns) const {
+template <class Key>
+bool path_mtu_cache_of<Key>::may_fragment(const Key& dst, std::uint64_t now_ns) const {
   const entry* e = fresh(dst, now_ns);
   return e && e->below_floor;
 }
 
-std::uint32_t path_mtu_cache::expire(std::uint64_t now_ns) {
+template <class Key>
+std::uint32_t path_mtu_cache_of<Key>::expire(std::uint64_t now_ns) {
   std::uint32_t n = 0;
   next_deadline_ = no_deadline;
-  entries_.erase_if([&](std::uint32_t, const entry& e) {
+  entries_.erase_if([&](const Key&, const entry& e) {
     if (now_ns < e.expires) {
       next_deadline_ = std::min(next_deadline_, e.expires);
       return false;
@@ -111,19 +118,24 @@ std::uint32_t path_mtu_cache::expire(std::uint64_t now_ns) {
   return n;
 }
 
-const path_mtu_cache::entry* path_mtu_cache::fresh(std::uint32_t dst, std::uint64_t now_ns) const {
+template <class Key>
+auto path_mtu_cache_of<Key>::fresh(const Key& dst, std::uint64_t now_ns) const -> const entry* {
   const entry* e = entries_.find(dst);
   return e && now_ns < e->expires ? e : nullptr;
 }
 
 // A full cache gives up the estimate closest to expiry: the one learnt
 // longest ago.
-path_mtu_cache::entry* path_mtu_cache::add(std::uint32_t dst) {
+template <class Key>
+auto path_mtu_cache_of<Key>::add(const Key& dst) -> entry* {
   if (entries_.full()) {
     entries_.erase(*entries_.first_by([](const entry& a, const entry& b) { return a.expires < b.expires; }));
     ++counts_.evicted;
   }
   return entries_.insert(dst);
 }
+
+template class path_mtu_cache_of<std::uint32_t>;
+template class path_mtu_cache_of<std::array<std::uint8_t, 16>>;
 
 }  // namespace affine::stack

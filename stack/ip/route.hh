@@ -4,11 +4,13 @@
 // route_table: one interface's routes, the connected one (its address and
 // prefix: on-link) and an optional default gateway (RFC 1122 3.3.1).
 // path_mtu_cache: Path MTU Discovery (RFC 1191), a bounded per-destination
-// cache fed by ICMP "fragmentation needed" messages.
+// cache fed by ICMP "fragmentation needed" messages; path_mtu_cache6 the
+// same for IPv6 (RFC 8201, fed by Packet Too Big).
 //
 // Addresses are host order. Time is passed in. Precondition: one owner (a
 // core); nothing here is thread-safe.
 
+#include <array>
 #include <cstdint>
 #include <expected>
 #include <limits>
@@ -35,6 +37,10 @@ std::string_view to_string(route_error e);
 class route_table {
  public:
   static std::expected<route_table, route_error> make(const interface_config& config);
+  // An interface without IPv4 (an IPv6-only port): address 0, and no
+  // destination but 0.0.0.0 itself on the link, which nothing sends to.
+  static route_table none() { return route_table(0, ~std::uint32_t(0), std::nullopt); }
+  bool has_address() const { return address_ != 0; }
 
   // The address to resolve on the link for `dst`: dst itself when on-link
   // (broadcast and multicast included), the gateway otherwise, nullopt when
@@ -86,37 +92,47 @@ struct path_mtu_config {
   // RFC 1191 4: the estimate may be raised again no sooner than 5 minutes
   // after a Datagram Too Big; the RFC recommends twice that.
   std::uint64_t expiry_ns = 600'000'000'000;
+  // RFC 1191 4: never below 68 octets (RFC 791 3.2: every internet module
+  // forwards that much unfragmented).
+  std::uint32_t min_mtu = 68;
 };
 
-class path_mtu_cache {
+// IPv6's (RFC 8201): no link is narrower than 1280 (RFC 8200 5), so the
+// floor and the minimum are 1280; a smaller Packet Too Big is ignored
+// (RFC 8201 4, and RFC 8021: no atomic fragments instead).
+inline path_mtu_config ipv6_path_mtu_config(std::uint32_t interface_mtu) {
+  return {.interface_mtu = interface_mtu, .floor = 1280, .min_mtu = 1280};
+}
+
+// Key: the destination, an IPv4 address (host order) or IPv6 one.
+template <class Key>
+class path_mtu_cache_of {
  public:
   static constexpr std::uint64_t no_deadline = std::numeric_limits<std::uint64_t>::max();
-  // RFC 791 3.2: every internet module forwards 68 octets unfragmented.
-  static constexpr std::uint32_t min_mtu = 68;
 
   struct counters {
     std::uint64_t lowered = 0;        // estimates lowered by an ICMP message
-    std::uint64_t below_min = 0;      // messages ignored: next-hop MTU under 68 (or 0, an old router)
+    std::uint64_t below_min = 0;      // messages ignored: next-hop MTU under min_mtu (or 0, an old router)
     std::uint64_t not_lower = 0;      // messages ignored: not below the current estimate
     std::uint64_t floor_clamped = 0;  // messages whose MTU was raised to the floor
     std::uint64_t evicted = 0;        // estimates pushed out by a full cache
     std::uint64_t expired = 0;        // estimates forgotten after expiry_ns
   };
 
-  explicit path_mtu_cache(const path_mtu_config& config = {});
+  explicit path_mtu_cache_of(const path_mtu_config& config = {});
 
   // ICMP destination unreachable, fragmentation needed and DF set (RFC 792
   // code 4) for a datagram to `dst`, with the next-hop MTU of RFC 1191 4.
   // Returns true when the estimate for dst went down (resend smaller).
-  bool on_frag_needed(std::uint32_t dst, std::uint16_t next_hop_mtu, std::uint64_t now_ns);
+  bool on_frag_needed(const Key& dst, std::uint32_t next_hop_mtu, std::uint64_t now_ns);
 
   // The largest datagram to send to dst now.
-  std::uint32_t path_mtu(std::uint32_t dst, std::uint64_t now_ns) const;
+  std::uint32_t path_mtu(const Key& dst, std::uint64_t now_ns) const;
 
   // True when the path reported an MTU under the floor: send to dst with DF
   // clear so the narrow hop may fragment (Linux "locks" such a route's MTU
   // and clears DF the same way).
-  bool may_fragment(std::uint32_t dst, std::uint64_t now_ns) const;
+  bool may_fragment(const Key& dst, std::uint64_t now_ns) const;
 
   // Forgets estimates older than expiry_ns; returns how many.
   std::uint32_t expire(std::uint64_t now_ns);
@@ -134,13 +150,16 @@ class path_mtu_cache {
     std::uint64_t expires = 0;
   };
 
-  const entry* fresh(std::uint32_t dst, std::uint64_t now_ns) const;
-  entry* add(std::uint32_t dst);
+  const entry* fresh(const Key& dst, std::uint64_t now_ns) const;
+  entry* add(const Key& dst);
 
   path_mtu_config config_;
-  addr_map<entry> entries_;
+  addr_map<entry, Key> entries_;
   std::uint64_t next_deadline_ = no_deadline;
   counters counts_;
 };
+
+using path_mtu_cache = path_mtu_cache_of<std::uint32_t>;
+using path_mtu_cache6 = path_mtu_cache_of<std::array<std::uint8_t, 16>>;
 
 }  // namespace affine::stack

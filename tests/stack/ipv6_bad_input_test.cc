@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "affine/address.hh"
@@ -16,6 +17,7 @@
 #include "stack/wire/icmpv6.hh"
 #include "stack/wire/ipv6.hh"
 #include "stack/wire/ndp.hh"
+#include "stack/wire/tcp.hh"
 #include "tests/stack/tcp_peer.hh"
 
 namespace affine::stack {
@@ -278,6 +280,86 @@ TEST_F(ipv6_input, OverlappingFragmentsDropThePacketUnanswered) {
     EXPECT_EQ(st.counters(0).get(drop::fragment), 1u);
     send(fragment_of(echo, 16, 16, false, 43));
     EXPECT_TRUE(drain().empty()) << "the dropped packet completed after all";
+  });
+}
+
+// The peer's TCP segment over IPv6, and the stack's out of a frame it sent.
+frame tcp6_frame(const tcp_segment& seg) {
+  std::vector<std::byte> l4(60 + seg.payload.size());
+  const auto n = emit_tcp(seg, ipv6_pseudo(peer, ours, next_header::tcp), l4, checksum_mode::software);
+  return ipv6_frame(next_header::tcp, std::span(l4).first(*n));
+}
+std::optional<tcp_view> tcp6_of(const frame& f) {
+  auto eth = ethernet_view::parse(f);
+  if (!eth || eth->type() != ether_type::ipv6) return std::nullopt;
+  auto ip = ipv6_view::parse(eth->payload());
+  if (!ip || ip->next() != next_header::tcp) return std::nullopt;
+  auto t = tcp_view::parse(ip->payload(), ipv6_pseudo(ip->src(), ip->dst(), next_header::tcp));
+  return t ? std::optional(*t) : std::nullopt;
+}
+
+// RFC 8201: a Packet Too Big quoting a segment in flight lowers the path
+// MTU to the peer, and what is in flight goes again at once in segments
+// that fit (1280 less the IPv6 and TCP headers); the MSS of an IPv6
+// connection is the MTU less 60.
+TEST_F(ipv6_input, PacketTooBigResegmentsWhatIsInFlight) {
+  with_v6([&](stack& st) {
+    send(ipv6_frame(next_header::icmpv6, solicitation(ours, solicited_node(ours)), solicited_node(ours), 255,
+                    multicast_mac(solicited_node(ours))));
+    (void)drain();
+    auto l = st.backend().listen({.local = {net::any_address_v6, 7001}, .v6_only = true});
+    ASSERT_TRUE(l.has_value()) << l.error().message();
+    net::tcp_listener listener(std::move(*l));
+    tcp_segment syn{.src_port = 40000, .dst_port = 7001, .control = tcp_control::syn, .seq = seq32(1000)};
+    syn.window = 65535;
+    syn.options.mss = 1440;
+    send(tcp6_frame(syn));
+    const auto synack_frames = drain();
+    ASSERT_EQ(synack_frames.size(), 1u);
+    const auto synack = tcp6_of(synack_frames[0]);
+    ASSERT_TRUE(synack.has_value());
+    EXPECT_EQ(synack->options().mss, std::optional<std::uint16_t>(1500 - 60));
+    tcp_segment ack{.src_port = 40000, .dst_port = 7001, .seq = seq32(1001)};
+    ack.ack = synack->seq() + 1;
+    ack.window = 65535;
+    send(tcp6_frame(ack));
+    (void)drain();
+    auto conn = listener.accept(now_ns() + 1'000'000'000);
+    ASSERT_TRUE(conn.has_value());
+    const std::vector<std::byte> data(4000, std::byte{'x'});
+    ASSERT_TRUE(conn->write(data, now_ns() + 1'000'000'000).has_value());
+    std::optional<frame> first;
+    std::uint32_t first_seq = 0;
+    for (const frame& f : drain())
+      if (auto t = tcp6_of(f); t && !t->payload().empty() && !first) {
+        first = f;
+        first_seq = t->seq().raw();
+        EXPECT_EQ(t->payload().size(), 1440u);
+      }
+    ASSERT_TRUE(first.has_value());
+    // A router on a 1280-byte hop quotes it (as much as fits, RFC 4443 2.4(c)).
+    const auto quoted = std::span<const std::byte>(*first).subspan(14, std::min<std::size_t>(first->size() - 14, 1232));
+    std::vector<std::byte> ptb(8 + quoted.size());
+    const ipv6_bytes router = v6("fd77::99");
+    (void)emit_icmpv6({.type = icmpv6_type::packet_too_big, .mtu = 1280, .data = quoted}, router, ours, ptb);
+    frame f = ipv6_frame(next_header::icmpv6, ptb);
+    std::memcpy(f.data() + 14 + 8, router.data(), 16);  // from the router, not the peer
+    send(f);
+    std::size_t segments = 0;
+    std::optional<std::uint32_t> again;
+    for (const frame& out : drain())
+      if (auto t = tcp6_of(out); t && !t->payload().empty()) {
+        if (!again) again = t->seq().raw();
+        EXPECT_LE(t->payload().size(), 1280u - 60);
+        ++segments;
+      }
+    ASSERT_TRUE(again.has_value()) << "nothing sent again";
+    EXPECT_EQ(*again, first_seq);  // from SND.UNA
+    EXPECT_GE(segments, 3u);
+    EXPECT_EQ(st.counters(0).icmp_errors_taken.load(), 1u);
+    conn->abort();
+    listener.close();
+    (void)drain();
   });
 }
 

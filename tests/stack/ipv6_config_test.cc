@@ -65,10 +65,14 @@ TEST(ipv6_config, ASecondIpv4AddressIsRefused) {
             "affine.toml:4: port[0].ip: 10.78.0.2/24: the stack serves one IPv4 address per port");
 }
 
-TEST(ipv6_config, AnIpv4AddressIsStillNeeded) {
-  EXPECT_EQ(port("ip = \"fd77::2/64\"\n").error(),
-            "affine.toml:4: port[0].ip: a dpdk port carries the userspace stack and needs an IPv4 address, like "
-            "ip = \"10.77.0.2/24\" (or [\"10.77.0.2/24\", \"fd77::2/64\"])");
+TEST(ipv6_config, AnIpv6AddressAloneMakesAnIpv6OnlyPortAndNoAddressIsRefused) {
+  const auto sc = port("ip = \"fd77::2/64\"\n");
+  ASSERT_TRUE(sc.has_value()) << sc.error();
+  EXPECT_EQ(sc->address, 0u);
+  EXPECT_EQ(sc->ipv6.size(), 1u);
+  EXPECT_EQ(port("ip = \"\"\n").error(),
+            "affine.toml:4: port[0].ip: a dpdk port carries the userspace stack and needs an address, like "
+            "ip = \"10.77.0.2/24\" (or [\"10.77.0.2/24\", \"fd77::2/64\"], or \"fd77::2/64\" alone)");
 }
 
 TEST(ipv6_config, BadIpv6TextIsNamedByFileLineAndElement) {

@@ -1,7 +1,8 @@
 // IPv6 on the stack against the Linux kernel over net_tap (issue 21),
 // inside the network namespace netns_main.cc creates: the link carries
-// IPv6 only on the kernel's side (fd77::1/64, no IPv4 address, but for the
-// dual-stack test), affine holds fd77::2/64 and a link-local address.
+// IPv6 only (fd77::1/64 on the kernel's side, no IPv4 address, but for the
+// dual-stack test), affine's port holds fd77::2/64 and a link-local address
+// and no IPv4 (again but for the dual-stack test).
 // Neighbor Discovery both ways, ping -6 to either address, DAD finding an
 // address the kernel holds, TCP both ways and UDP both ways over IPv6, and
 // one listener on [::] serving an IPv4 and an IPv6 client at once.
@@ -47,9 +48,11 @@ class ipv6_tap : public testing::tap_peer {
   // The tap's two ends share a MAC, so a modified EUI-64 would give both
   // the same link-local address (and each side's DAD would find the
   // other's): the stable identifier of RFC 7217 differs.
-  static stack_config config(std::string_view address) {
+  // No IPv4 address unless `v4` (an IPv6-only port, as the kernel's side
+  // of the link is).
+  static stack_config config(std::string_view address, std::uint32_t v4 = 0) {
     stack_config sc;
-    sc.address = 0x0a4e0002;  // 10.78.0.2: the stack still needs one; the kernel has no IPv4 on the link
+    sc.address = v4;
     sc.prefix_length = 24;
     sc.ipv6 = {{v6(address), 64}};
     sc.link_local = stack_config::link_local_mode::stable;
@@ -219,7 +222,7 @@ TEST_F(ipv6_tap, UdpGoesBothWaysOverIpv6InFragmentsTooAndAClosedPortIsRefused) {
 
 TEST_F(ipv6_tap, ADualStackListenerServesAnIpv4AndAnIpv6ClientAtOnce) {
   ASSERT_EQ(std::system(fmt::format("ip addr add 10.78.0.1/24 dev {}", tap_iface).c_str()), 0);
-  with_stack(config("fd77::2"), [&](stack& st) {
+  with_stack(config("fd77::2", 0x0a4e0002), [&](stack& st) {
     ASSERT_TRUE(dad_done(st));
     auto l = net::listen({.local = {net::any_address_v6, 8}});
     ASSERT_TRUE(l.has_value()) << l.error().message();
