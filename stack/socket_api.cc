@@ -364,7 +364,8 @@ class stack_backend final : public net::detail::backend {
       return std::unexpected(e);
     }
     sock->lock.unlock();
-    return std::make_unique<stream>(std::move(sock), to.addr.is_v6());  // a mapped peer: mapped addresses
+    // Connected to an IPv6 address (an IPv4-mapped one too): IPv4 is reported mapped.
+    return std::make_unique<stream>(std::move(sock), to.addr.is_v6());
   }
 
  private:

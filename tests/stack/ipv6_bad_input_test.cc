@@ -88,15 +88,22 @@ class ipv6_input : public testing::tcp_peer {
           sc.dad_transmits = 0;  // preferred at once: DAD has its own tests
         });
   }
+
+  // The peer's solicitation for our address, which teaches the stack the
+  // peer's link-layer address (RFC 4861 7.2.3) before anything it must
+  // answer; what the stack sent back.
+  std::vector<frame> introduce_peer() {
+    send(ipv6_frame(next_header::icmpv6, solicitation(ours, solicited_node(ours)), solicited_node(ours), 255,
+                    multicast_mac(solicited_node(ours))));
+    return drain();
+  }
 };
 
 TEST_F(ipv6_input, AnEchoRequestIsAnsweredFromTheAddressItWasSentTo) {
   with_v6([&](stack& st) {
     // Our reply needs the peer's link-layer address: the solicitation
     // that teaches it comes first (RFC 4861 7.2.3).
-    send(ipv6_frame(next_header::icmpv6, solicitation(ours, solicited_node(ours)), solicited_node(ours), 255,
-                    multicast_mac(solicited_node(ours))));
-    const auto na = icmpv6_of(drain());
+    const auto na = icmpv6_of(introduce_peer());
     ASSERT_EQ(na.size(), 1u);
     const auto v = icmpv6_view::parse(na[0].bytes, na[0].ip.src, na[0].ip.dst);
     ASSERT_TRUE(v.has_value());
@@ -128,9 +135,7 @@ TEST_F(ipv6_input, AnEchoRequestIsAnsweredFromTheAddressItWasSentTo) {
 TEST_F(ipv6_input, AnUnknownNextHeaderIsAnsweredWithParameterProblem) {
   with_v6([&](stack& st) {
     (void)st;
-    send(ipv6_frame(next_header::icmpv6, solicitation(ours, solicited_node(ours)), solicited_node(ours), 255,
-                    multicast_mac(solicited_node(ours))));
-    (void)drain();
+    (void)introduce_peer();
     const std::array<std::byte, 8> junk{};
     send(ipv6_frame(253, junk));
     const auto out = icmpv6_of(drain());
@@ -243,9 +248,7 @@ frame fragment_of(std::span<const std::byte> whole, std::size_t offset, std::siz
 // packet goes on: an echo request in two fragments is answered once.
 TEST_F(ipv6_input, AFragmentedEchoRequestIsReassembledAndAnswered) {
   with_v6([&](stack& st) {
-    send(ipv6_frame(next_header::icmpv6, solicitation(ours, solicited_node(ours)), solicited_node(ours), 255,
-                    multicast_mac(solicited_node(ours))));
-    (void)drain();
+    (void)introduce_peer();
     std::vector<std::byte> echo(8 + 24);
     std::vector<std::byte> data(24);
     for (std::size_t i = 0; i < data.size(); ++i) data[i] = std::byte(i);
@@ -268,9 +271,7 @@ TEST_F(ipv6_input, AFragmentedEchoRequestIsReassembledAndAnswered) {
 // comes of it later is a new packet that never completes.
 TEST_F(ipv6_input, OverlappingFragmentsDropThePacketUnanswered) {
   with_v6([&](stack& st) {
-    send(ipv6_frame(next_header::icmpv6, solicitation(ours, solicited_node(ours)), solicited_node(ours), 255,
-                    multicast_mac(solicited_node(ours))));
-    (void)drain();
+    (void)introduce_peer();
     std::vector<std::byte> echo(8 + 24);
     const std::vector<std::byte> data(24, std::byte{0x5a});
     (void)emit_icmpv6({.type = icmpv6_type::echo_request, .id = 7, .seq = 11, .data = data}, peer, ours, echo);
@@ -304,9 +305,7 @@ std::optional<tcp_view> tcp6_of(const frame& f) {
 // connection is the MTU less 60.
 TEST_F(ipv6_input, PacketTooBigResegmentsWhatIsInFlight) {
   with_v6([&](stack& st) {
-    send(ipv6_frame(next_header::icmpv6, solicitation(ours, solicited_node(ours)), solicited_node(ours), 255,
-                    multicast_mac(solicited_node(ours))));
-    (void)drain();
+    (void)introduce_peer();
     auto l = st.backend().listen({.local = {net::any_address_v6, 7001}, .v6_only = true});
     ASSERT_TRUE(l.has_value()) << l.error().message();
     net::tcp_listener listener(std::move(*l));

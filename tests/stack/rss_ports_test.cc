@@ -55,28 +55,28 @@ class rss_ports : public ::testing::Test {
   std::vector<std::uint16_t> reta = drivers::reta_from_plan(
       std::vector<rxq_assignment>{{0, core_id{0}}, {1, core_id{1}}, {2, core_id{0}}, {3, core_id{1}}}, 128);
   rss_steering steering{key, reta, core_of_queue};
+
+  // For each core and a few remote ports: the port picked for the core
+  // brings the peer's replies there.
+  void expect_picks_reach_their_core(const flow_address& l, const flow_address& r) {
+    for (unsigned core : {0u, 1u})
+      for (std::uint16_t rport : {80, 443, 3306, 6033}) {
+        const flow_tuple t{l, r, 0, rport};
+        auto p = steering.pick(t, core, 49152, 65535, rport * 7u, [](const flow_tuple&) { return false; });
+        ASSERT_TRUE(p.has_value());
+        EXPECT_EQ(nic_core(key, reta, core_of_queue, {l, r, *p, rport}), core) << "port " << *p;
+      }
+  }
 };
 
 TEST_F(rss_ports, APortPickedForACoreBringsTheRepliesToThatCore) {
   ASSERT_TRUE(steering.active());
-  for (unsigned core : {0u, 1u})
-    for (std::uint16_t rport : {80, 443, 3306, 6033}) {
-      const flow_tuple t{local, remote, 0, rport};
-      auto p = steering.pick(t, core, 49152, 65535, rport * 7u, [](const flow_tuple&) { return false; });
-      ASSERT_TRUE(p.has_value());
-      EXPECT_EQ(nic_core(key, reta, core_of_queue, {local, remote, *p, rport}), core) << "port " << *p;
-    }
+  expect_picks_reach_their_core(local, remote);
 }
 
 TEST_F(rss_ports, OverIpv6TooAPortPickedForACoreBringsTheRepliesToThatCore) {
   ASSERT_TRUE(steering.active());
-  for (unsigned core : {0u, 1u})
-    for (std::uint16_t rport : {80, 443, 3306, 6033}) {
-      const flow_tuple t{local6, remote6, 0, rport};
-      auto p = steering.pick(t, core, 49152, 65535, rport * 7u, [](const flow_tuple&) { return false; });
-      ASSERT_TRUE(p.has_value());
-      EXPECT_EQ(nic_core(key, reta, core_of_queue, {local6, remote6, *p, rport}), core) << "port " << *p;
-    }
+  expect_picks_reach_their_core(local6, remote6);
 }
 
 TEST_F(rss_ports, PortsInUseAreSkippedAndAFullRangeIsNoPort) {

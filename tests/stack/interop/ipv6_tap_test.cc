@@ -150,7 +150,12 @@ TEST_F(ipv6_tap, AffineConnectsToAKernelListenerOverIpv6) {
 int kernel_udp6(std::uint16_t port) {
   const int fd = ::socket(AF_INET6, SOCK_DGRAM, 0);
   const auto [a, len] = testing::kernel_address({net::any_address_v6, port});
-  if (::bind(fd, reinterpret_cast<const sockaddr*>(&a), len) != 0) return -1;
+  if (::bind(fd, reinterpret_cast<const sockaddr*>(&a), len) != 0) {
+    const int why = errno;
+    ::close(fd);
+    errno = why;
+    return -1;
+  }
   timeval tv{5, 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   return fd;

@@ -144,16 +144,21 @@ drivers::wire::link_config profile_link(std::string_view name, std::uint64_t see
   return lc;
 }
 
-class lossy_wire : public wire_transfer, public ::testing::WithParamInterface<std::uint64_t> {};
-
-TEST_P(lossy_wire, SixtyFourMiBEachWayArriveIntactThroughLossDuplicationAndReordering) {
+// 1% loss, duplication and reordering (3 frames deep, 200 us late).
+drivers::wire::impairments lossy_profile() {
   drivers::wire::impairments imp;
   imp.loss = 0.01;
   imp.duplicate = 0.01;
   imp.reorder = 0.01;
   imp.reorder_gap = 3;
   imp.reorder_delay_ns = 200'000;
-  const both_ways r = transfer(profile_link("lossy", GetParam(), imp), 5001, transfer_bytes());
+  return imp;
+}
+
+class lossy_wire : public wire_transfer, public ::testing::WithParamInterface<std::uint64_t> {};
+
+TEST_P(lossy_wire, SixtyFourMiBEachWayArriveIntactThroughLossDuplicationAndReordering) {
+  const both_ways r = transfer(profile_link("lossy", GetParam(), lossy_profile()), 5001, transfer_bytes());
   const auto ab = link_->stats(drivers::wire::side::a);
   EXPECT_GT(ab.drops(drivers::wire::drop_reason::loss), 0u) << "the wire lost nothing: the test proves little";
   EXPECT_GT(ab.duplicated, 0u);
@@ -205,13 +210,7 @@ class lossy_wire_ipv6 : public wire_transfer, public ::testing::WithParamInterfa
 };
 
 TEST_P(lossy_wire_ipv6, SixtyFourMiBEachWayArriveIntactOverIpv6ThroughLossDuplicationAndReordering) {
-  drivers::wire::impairments imp;
-  imp.loss = 0.01;
-  imp.duplicate = 0.01;
-  imp.reorder = 0.01;
-  imp.reorder_gap = 3;
-  imp.reorder_delay_ns = 200'000;
-  transfer(profile_link("lossy6-", GetParam(), imp), 5006, transfer_bytes());
+  transfer(profile_link("lossy6-", GetParam(), lossy_profile()), 5006, transfer_bytes());
   const auto ab = link_->stats(drivers::wire::side::a);
   EXPECT_GT(ab.drops(drivers::wire::drop_reason::loss), 0u);
   EXPECT_GT(ab.reordered, 0u);
