@@ -54,9 +54,16 @@ void cpu_share_monitor::sample(std::uint64_t now) {
   last_delay_ns_ = delay;
   last_runs_ = runs;
   waited_ns_ += waited;
-  // Waits of a wakeup from idle are no one else's doing.
-  const std::uint64_t permille =
-      waited >= times * shared_wait_ns ? std::min<std::uint64_t>(waited * 1000 / period, 1000) : 0;
+  // Waits of a wakeup from idle are no one else's doing. A wait of a whole
+  // slice means a task that wants the CPU for long, and counts in full; the
+  // short ones of kernel threads and daemons count as a rate, at most
+  // burst_permille a sample, so that one burst alone does not make the CPU
+  // shared.
+  std::uint64_t permille = 0;
+  if (waited >= times * shared_wait_ns) {
+    const std::uint64_t share = std::min<std::uint64_t>(waited * 1000 / period, 1000);
+    permille = waited >= slice_wait_ns ? share : std::min(share, burst_permille);
+  }
   score_ = score_ - score_ / 8 + permille;
   if (score_ >= shared_permille * 8) ++shared_samples_;
 }

@@ -14,10 +14,18 @@
 // slice, 4 ms). A sample period's share of waiting counts where the thread
 // waited at least shared_wait_ns a time it got the CPU; the CPU counts as
 // shared while a decaying mean of those shares (each sample weighing 1/8)
-// is at least shared_permille. A kernel worker's 20 us in one millisecond
-// does not make it shared; one sample behind a busy process (half the time
-// or more) does, and it stays so for some twenty samples after the process
-// is gone: a reactor that stopped spinning is no longer preempted, and must
+// is at least shared_permille. A period with a wait of a whole slice
+// (slice_wait_ns or more: a task that wants the CPU for long) counts its
+// whole share; shorter waits count at most burst_permille a period. The
+// kernel threads and daemons of a quiet machine take the CPU now and then
+// for tens to hundreds of microseconds (kdamond and an agent on the VM
+// here: 36-78 us in one millisecond, now and then 440 us), and one such
+// burst used to stop the reactor's spin and busy poll for ten
+// milliseconds. So a kernel worker's 20 us in one millisecond, or one
+// burst alone, does not make the CPU shared; waits in period after period
+// do, and so does one sample behind a busy process (half the time or
+// more), and it stays so for some twenty samples after the process is
+// gone: a reactor that stopped spinning is no longer preempted, and must
 // not take that at once as a sign that the CPU became its own. One pread
 // costs 1.3 us on the 2-core VM here (docs/tuning.md, "Adaptive polling"),
 // so the monitor samples at most once per sample_period_ns, when the
@@ -32,6 +40,8 @@ class cpu_share_monitor {
   static constexpr std::uint64_t sample_period_ns = 1'000'000;
   static constexpr std::uint64_t shared_permille = 20;
   static constexpr std::uint64_t shared_wait_ns = 3'000;
+  static constexpr std::uint64_t slice_wait_ns = 1'000'000;
+  static constexpr std::uint64_t burst_permille = 100;
 
   cpu_share_monitor() = default;
   cpu_share_monitor(const cpu_share_monitor&) = delete;
