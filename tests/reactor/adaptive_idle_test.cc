@@ -54,15 +54,29 @@ class adaptive_idle : public runtime_test {
   void SetUp() override {}
 
   // One reactor on the topology's core 1, pinned, the defaults otherwise.
-  bool start_one(bool* pinned) {
+  // Empty, or why it could not start.
+  std::string start_one() {
     bool pinnable = false;
     two_core_topology(&pinnable);
-    *pinned = pinnable;
-    if (!pinnable) return false;
+    if (!pinnable)
+      return "hwloc shows this machine fewer than two cores: no CPU to pin a reactor on alone (nproc: " +
+             std::to_string(std::thread::hardware_concurrency()) + ")";
     runtime_options o;
     o.cores = {core_id{1}};
     start(std::move(o));
-    return rt_ != nullptr;
+    return rt_ ? "" : "the runtime did not start";
+  }
+
+  // start_one(), for a test that needs the CPU to be the reactor's own.
+  // TSan's runtime runs a background thread of its own beside the reactor,
+  // and slows the reactor's turns several times: in a fresh-clone CI run the
+  // CPU looked shared for half the test. The normal and ASan builds run them.
+  std::string start_alone() {
+#if defined(__SANITIZE_THREAD__)
+    return "built with ThreadSanitizer, whose own thread shares the reactor's CPU: not a CPU of its own";
+#else
+    return start_one();
+#endif
   }
 
   unsigned os_cpu() const { return rt_->topo().core(rt_->topology_core(0)).os_cpu; }
@@ -119,14 +133,7 @@ class adaptive_idle : public runtime_test {
 };
 
 TEST_F(adaptive_idle, AReactorWithACpuOfItsOwnKeepsSpinningWhereSpinsPay) {
-  bool pinned = false;
-  if (!start_one(&pinned)) GTEST_SKIP() << "needs two CPUs to pin a reactor on one";
-#if defined(__SANITIZE_THREAD__)
-  // TSan's runtime runs a background thread of its own beside the reactor,
-  // and slows the reactor's turns several times: in a fresh-clone CI run the
-  // CPU looked shared for half the test. The normal and ASan builds run it.
-  GTEST_SKIP() << "ThreadSanitizer's own thread shares the CPU: not a CPU of its own";
-#endif
+  if (const std::string why = start_alone(); !why.empty()) GTEST_SKIP() << why;
   const window w = quiet_window(0.2);
   if (!w.judged) GTEST_SKIP() << "the reactor waited " << w.waited_pct << " % of the time for CPU " << os_cpu() << ": not a CPU of its own";
   using enum policy::spin_reason;
@@ -140,11 +147,7 @@ TEST_F(adaptive_idle, AReactorWithACpuOfItsOwnKeepsSpinningWhereSpinsPay) {
 // a sample (cpu_share_monitor::burst_permille), and one burst alone does
 // not stop the spin. Before, each burst did for some seven milliseconds.
 TEST_F(adaptive_idle, ShortBurstsOfAnotherProcessDoNotStopTheSpin) {
-  bool pinned = false;
-  if (!start_one(&pinned)) GTEST_SKIP() << "needs two CPUs to pin a reactor on one";
-#if defined(__SANITIZE_THREAD__)
-  GTEST_SKIP() << "ThreadSanitizer's own thread shares the CPU: not a CPU of its own";
-#endif
+  if (const std::string why = start_alone(); !why.empty()) GTEST_SKIP() << why;
   const cpu_hog bursts(os_cpu(), std::chrono::microseconds(400), std::chrono::milliseconds(10));
   ASSERT_TRUE(bursts.started());
   // The bursts take 4 % of the CPU; a window where the reactor waited much
@@ -159,8 +162,7 @@ TEST_F(adaptive_idle, ShortBurstsOfAnotherProcessDoNotStopTheSpin) {
 }
 
 TEST_F(adaptive_idle, AReactorSharingItsCpuWithABusyProcessStopsSpinning_Seed001) {
-  bool pinned = false;
-  if (!start_one(&pinned)) GTEST_SKIP() << "needs two CPUs to pin a reactor on one";
+  if (const std::string why = start_one(); !why.empty()) GTEST_SKIP() << why;
   ticking_poller p(2'000);
   rt_->add_poller(0, &p);
   const core_counters before = settled(0);
@@ -180,8 +182,7 @@ TEST_F(adaptive_idle, AReactorSharingItsCpuWithABusyProcessStopsSpinning_Seed001
 }
 
 TEST_F(adaptive_idle, TheSleepAndWakeCostIsMeasured) {
-  bool pinned = false;
-  if (!start_one(&pinned)) GTEST_SKIP() << "needs two CPUs to pin a reactor on one";
+  if (const std::string why = start_one(); !why.empty()) GTEST_SKIP() << why;
   rt_->run([] { this_fiber::sleep_for(std::chrono::milliseconds(5)); });
   const core_counters c = settled(0);
   EXPECT_GT(c.wake_ns, 0u);
