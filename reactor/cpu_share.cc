@@ -53,16 +53,25 @@ void cpu_share_monitor::sample(std::uint64_t now) {
   const std::uint64_t times = runs - last_runs_;
   last_delay_ns_ = delay;
   last_runs_ = runs;
+  account(now, period, waited, times);
+}
+
+void cpu_share_monitor::account(std::uint64_t now, std::uint64_t period, std::uint64_t waited, std::uint64_t times) {
   waited_ns_ += waited;
-  // Waits of a wakeup from idle are no one else's doing. A wait of a whole
-  // slice means a task that wants the CPU for long, and counts in full; the
-  // short ones of kernel threads and daemons count as a rate, at most
-  // burst_permille a sample, so that one burst alone does not make the CPU
-  // shared.
+  // Waits of a wakeup from idle are no one else's doing. Waits of a whole
+  // slice, one after another, mean a task that wants the CPU for long, and
+  // count in full; a lone one, and the short ones of kernel threads and
+  // daemons, count as a rate, at most burst_permille a sample, so that one
+  // burst alone does not make the CPU shared.
   std::uint64_t permille = 0;
-  if (waited >= times * shared_wait_ns) {
+  if (period != 0 && waited >= times * shared_wait_ns) {
     const std::uint64_t share = std::min<std::uint64_t>(waited * 1000 / period, 1000);
-    permille = waited >= slice_wait_ns ? share : std::min(share, burst_permille);
+    bool again = false;
+    if (waited >= slice_wait_ns) {
+      again = last_slice_wait_at_ != 0 && now - last_slice_wait_at_ <= slice_recur_ns;
+      last_slice_wait_at_ = now;
+    }
+    permille = again ? share : std::min(share, burst_permille);
   }
   score_ = score_ - score_ / 8 + permille;
   if (score_ >= shared_permille * 8) ++shared_samples_;

@@ -15,18 +15,23 @@
 // waited at least shared_wait_ns a time it got the CPU; the CPU counts as
 // shared while a decaying mean of those shares (each sample weighing 1/8)
 // is at least shared_permille. A period with a wait of a whole slice
-// (slice_wait_ns or more: a task that wants the CPU for long) counts its
-// whole share; shorter waits count at most burst_permille a period. The
-// kernel threads and daemons of a quiet machine take the CPU now and then
-// for tens to hundreds of microseconds (kdamond and an agent on the VM
-// here: 36-78 us in one millisecond, now and then 440 us), and one such
+// (slice_wait_ns or more) that comes within slice_recur_ns of another one
+// counts its whole share: a task that wants the CPU for long comes back
+// slice after slice. Other waits count at most burst_permille a period,
+// small enough that a burst split over two samples stays under the
+// threshold too (80 + 70 < 160), and a third such sample crosses it.
+// The kernel threads and daemons of a quiet machine take the CPU now and
+// then: kdamond and an agent on the VM here, 36-78 us in one millisecond,
+// now and then 440 us, and kdamond 1-1.2 ms a few times a second. One such
 // burst used to stop the reactor's spin and busy poll for ten
-// milliseconds. So a kernel worker's 20 us in one millisecond, or one
-// burst alone, does not make the CPU shared; waits in period after period
-// do, and so does one sample behind a busy process (half the time or
-// more), and it stays so for some twenty samples after the process is
-// gone: a reactor that stopped spinning is no longer preempted, and must
-// not take that at once as a sign that the CPU became its own. One pread
+// milliseconds, and each of those naps costs a request a wake (35-45 us
+// here): the p99 of `bench/run sched-001`. So a kernel worker's 20 us in
+// one millisecond, or one burst alone, short or a slice long, does not make
+// the CPU shared; waits in period after period do, and so do two samples
+// behind a busy process (half the time or more), and it stays so for some
+// twenty samples after the process is gone: a reactor that stopped
+// spinning is no longer preempted, and must not take that at once as a
+// sign that the CPU became its own. One pread
 // costs 1.3 us on the 2-core VM here (docs/tuning.md, "Adaptive polling"),
 // so the monitor samples at most once per sample_period_ns, when the
 // reactor asks (at the start of an idle wait or a busy poll).
@@ -41,7 +46,8 @@ class cpu_share_monitor {
   static constexpr std::uint64_t shared_permille = 20;
   static constexpr std::uint64_t shared_wait_ns = 3'000;
   static constexpr std::uint64_t slice_wait_ns = 1'000'000;
-  static constexpr std::uint64_t burst_permille = 100;
+  static constexpr std::uint64_t slice_recur_ns = 20'000'000;
+  static constexpr std::uint64_t burst_permille = 80;
 
   cpu_share_monitor() = default;
   cpu_share_monitor(const cpu_share_monitor&) = delete;
@@ -55,8 +61,13 @@ class cpu_share_monitor {
   // passed). Cheap when it does not sample: one comparison.
   bool shared(std::uint64_t now) {
     if (now - last_sample_ns_ >= sample_period_ns) sample(now);
-    return score_ >= shared_permille * 8;
+    return shared_now();
   }
+  // One sample: `waited` ns on a run queue over the `period` ns before
+  // `now`, in which the thread got the CPU `times` times. sample() feeds it
+  // what schedstat says; the rule's tests feed it numbers.
+  void account(std::uint64_t now, std::uint64_t period, std::uint64_t waited, std::uint64_t times);
+  bool shared_now() const { return score_ >= shared_permille * 8; }
   std::uint64_t waited_ns() const { return waited_ns_; }    // run-queue delay seen since open
   std::uint64_t shared_samples() const { return shared_samples_; }
 
@@ -67,6 +78,7 @@ class cpu_share_monitor {
   std::uint64_t last_delay_ns_ = 0;
   std::uint64_t last_runs_ = 0;
   std::uint64_t score_ = 0;  // the decaying mean share of waiting, in permille x 8
+  std::uint64_t last_slice_wait_at_ = 0;  // when a sample last saw a whole slice's wait (0: never)
   std::uint64_t waited_ns_ = 0;
   std::uint64_t shared_samples_ = 0;
 };

@@ -8,6 +8,7 @@
 // and a thread of ours could be mistaken for ours.
 
 #include <sched.h>
+#include <sys/prctl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -22,6 +23,7 @@ class cpu_hog {
   explicit cpu_hog(unsigned cpu, std::chrono::microseconds burst = {}, std::chrono::microseconds every = {}) {
     pid_ = ::fork();
     if (pid_ == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a test killed before its destructor must not leave a spinner behind
       cpu_set_t set;
       CPU_ZERO(&set);
       CPU_SET(cpu, &set);
