@@ -59,8 +59,9 @@ void cpu_share_monitor::sample(std::uint64_t now) {
 void cpu_share_monitor::account(std::uint64_t now, std::uint64_t period, std::uint64_t waited, std::uint64_t times) {
   waited_ns_ += waited;
   // Waits of a wakeup from idle are no one else's doing. Waits of a whole
-  // slice, one after another, mean a task that wants the CPU for long, and
-  // count in full; a lone one, and the short ones of kernel threads and
+  // slice, one after another or amid other waits (a mean already at half
+  // the threshold), mean tasks that want the CPU, and count in full; a
+  // lone one on a quiet CPU, and the short ones of kernel threads and
   // daemons, count as a rate, at most burst_permille a sample, so that one
   // burst alone does not make the CPU shared.
   std::uint64_t permille = 0;
@@ -68,7 +69,8 @@ void cpu_share_monitor::account(std::uint64_t now, std::uint64_t period, std::ui
     const std::uint64_t share = std::min<std::uint64_t>(waited * 1000 / period, 1000);
     bool again = false;
     if (waited >= slice_wait_ns) {
-      again = last_slice_wait_at_ != 0 && now - last_slice_wait_at_ <= slice_recur_ns;
+      again = (last_slice_wait_at_ != 0 && now - last_slice_wait_at_ <= slice_recur_ns) ||
+              score_ >= shared_permille * 4;
       last_slice_wait_at_ = now;
     }
     permille = again ? share : std::min(share, burst_permille);
