@@ -5,14 +5,16 @@
 //
 //   {"bench":"rr","variant":"kernel-loopback","flows":1,"request_bytes":64,"response_bytes":64,
 //    "duration_s":5,"transactions":123456,"transactions_per_s":24691,"p50_us":38.12,"p99_us":52.3,
-//    "p999_us":80.1,"errors":0}
+//    "p999_us":80.1,"p9999_us":112.5,"least_flow_share":1.000,"errors":0}
 //   {"bench":"bulk","variant":"kernel-loopback","flows":1,"chunk_bytes":65536,"duration_s":5,
 //    "received_bytes":...,"bytes_per_s":...,"errors":0}
 //
 // A flow stops at its first error (a failed connect, read or write, a
 // response that answers another request); `errors` counts the flows that
 // stopped so, and "first_error" says what the first was. Latency figures
-// are left out when no transaction was measured. Bulk figures count the
+// are left out when no transaction was measured. least_flow_share is the
+// fewest transactions a flow finished over the mean per flow: a flow
+// starved for milliseconds at a time hides in the quantiles, not there. Bulk figures count the
 // bytes the server says it received, over the time until the last flow
 // has its count back.
 //
