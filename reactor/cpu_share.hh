@@ -22,10 +22,10 @@
 // in almost every period besides. Other waits count at most burst_permille
 // a period: one burst in one sample stays under the threshold, one split
 // over two samples crosses it for two samples (100 + 87 >= 160), a third
-// such sample keeps it there.
-// The kernel threads and daemons of a quiet machine take the CPU now and
-// then: kdamond and an agent on the VM here, 36-78 us in one millisecond,
-// now and then 440 us, and kdamond 1-1.2 ms a few times a second. One such
+// such sample keeps it there. The kernel threads and daemons of a quiet
+// machine take the CPU now and then: kdamond and an agent on the VM here,
+// 36-78 us in one millisecond, now and then 440 us, and kdamond 1-1.2 ms a
+// few times a second. One such
 // burst used to stop the reactor's spin and busy poll for ten
 // milliseconds, and each of those naps costs a request a wake (35-45 us
 // here): the p99 of `bench/run sched-001`. So a kernel worker's 20 us in

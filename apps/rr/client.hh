@@ -14,9 +14,9 @@
 // stopped so, and "first_error" says what the first was. Latency figures
 // are left out when no transaction was measured. least_flow_share is the
 // fewest transactions a flow finished over the mean per flow: a flow
-// starved for milliseconds at a time hides in the quantiles, not there. Bulk figures count the
-// bytes the server says it received, over the time until the last flow
-// has its count back.
+// starved for milliseconds at a time hides in the quantiles, not there.
+// Bulk figures count the bytes the server says it received, over the time
+// until the last flow has its count back.
 //
 // Exit status: 1 when every flow failed, else 0.
 
