@@ -120,9 +120,14 @@ void rearm_for(core_ctx& c, const fiber& f, std::uint64_t age) {
 
 // Work that waits for the core: runnable fibers, messages, due timers, or
 // pollers (an RX queue or a backlog ring is only seen by polling it).
-bool work_waits(core_ctx& c) {
+// `in_runtime`: the interrupted fiber is in runtime code, which may be
+// arming or cancelling a timer on this core's wheel (a park's deadline):
+// the wheel is then half changed, and next_deadline() writes its cache, so
+// the handler leaves it alone. Such a fiber is not preempted anyway; only
+// whether the refusal is counted can differ.
+bool work_waits(core_ctx& c, bool in_runtime) {
   return !c.rq.empty() || !c.inbox.empty() || !c.pollers.empty() ||
-         (c.timers.size() > 0 && *c.timers.next_deadline() <= now_ns());
+         (!in_runtime && c.timers.size() > 0 && *c.timers.next_deadline() <= now_ns());
 }
 
 void capture_stall(core_ctx& c, fiber& f, std::uint64_t age, std::uintptr_t pc) {
@@ -208,10 +213,11 @@ void on_tick(int sig, siginfo_t* si, void* ucv) {
     capture_stall(*c, *f, age, pc);
 
   // Past its quantum with other work waiting, or due an RX interrupt.
-  const bool quantum = rt.opts.preempt && f->preemptible && age >= rt.quantum_cycles && work_waits(*c);
+  const bool in_runtime = f->no_preempt.load(std::memory_order_relaxed) != 0;
+  const bool quantum = rt.opts.preempt && f->preemptible && age >= rt.quantum_cycles && work_waits(*c, in_runtime);
   if (quantum || (rx_interrupts(*c, *f) && age >= rt.rx_cycles)) {
     refusal why = refusal::count_;
-    if (f->no_preempt.load(std::memory_order_relaxed) != 0) why = refusal::runtime;
+    if (in_runtime) why = refusal::runtime;
     else if (!on_stack) why = refusal::switching;
     else if (!own) why = refusal::outside;
     if (why != refusal::count_) {
