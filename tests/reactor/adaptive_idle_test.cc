@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -179,11 +180,15 @@ TEST_F(adaptive_idle, ALoneSliceOfAnotherProcessDoesNotStopTheSpin) {
   // window here. Without the rule, each of the ten slices a window does:
   // 84-124. The best of three windows.
   window best;
+  double least_waited_pct = 100;
   for (int i = 0; i < 3 && (!best.judged || best.shared_samples >= 50); ++i) {
     const window w = quiet_window(7);  // the slices take 5 % of the CPU
+    least_waited_pct = std::min(least_waited_pct, w.waited_pct);
     if (w.judged && (!best.judged || w.shared_samples < best.shared_samples)) best = w;
   }
-  if (!best.judged) GTEST_SKIP() << "the reactor waited more than 7 % of the time for CPU " << os_cpu() << ": more than the slices";
+  if (!best.judged)
+    GTEST_SKIP() << "the reactor waited " << least_waited_pct << " % of the time for CPU " << os_cpu()
+                 << " in its quietest window: more than the slices' 5 %, so other tasks shared it too";
   EXPECT_GT(best.waited_pct, 1.0) << "the slices never took the reactor's CPU";
   EXPECT_LT(best.shared_samples, 50u) << "a slice every 30 ms made the CPU look shared (of some 300 samples)";
 }
