@@ -84,8 +84,13 @@ int run_rr_client(const client_options& o) {
                                      double(all->count()) / o.duration_s);
   auto us = [&](double q) { return double(all->quantile_ns(q)) / 1e3; };
   if (all->count() != 0) {
-    line_out += fmt::format(",\"p50_us\":{:.2f},\"p99_us\":{:.2f},\"p999_us\":{:.2f},\"p9999_us\":{:.2f}", us(0.5),
-                            us(0.99), us(0.999), us(0.9999));
+    line_out += fmt::format(",\"p50_us\":{:.2f},\"p98_us\":{:.2f},\"p99_us\":{:.2f},\"p995_us\":{:.2f},"
+                            "\"p999_us\":{:.2f},\"p9999_us\":{:.2f}",
+                            us(0.5), us(0.98), us(0.99), us(0.995), us(0.999), us(0.9999));
+    // The share of transactions that took 20 us or more: on a quiet pair,
+    // those a stall of a CPU caught (bench/run stall counts the stalls).
+    line_out += fmt::format(",\"over_20us_pct\":{:.3f}",
+                            100.0 * double(all->count() - all->count_at_most(19'999)) / double(all->count()));
     // A flow held back for milliseconds finishes few transactions, and so
     // weighs little in the quantiles: its share says it (1 = all alike).
     std::uint64_t least = all->count();

@@ -59,8 +59,8 @@ dad_transmits = 0
 TOML
 }
 
-pair_init() {  # [target...]: build affine-rr (the raw ping-pong, the targets given), make the temporary directory and the memif configurations
-  local targets=(apps/rr/affine-rr "$@")
+pair_init() {  # [target...]: build affine-rr (the stall probe, the raw ping-pong, the targets given), make the temporary directory and the memif configurations
+  local targets=(apps/rr/affine-rr bench/stall/stall_probe "$@")
   case " $pair_variants " in *" raw-memif "*) targets+=(bench/driver/driver_pingpong) ;; esac
   ninja -C "$AFFINE_BUILD" "${targets[@]}" >/dev/null
   pair_exe="$AFFINE_BUILD/apps/rr/affine-rr"
@@ -69,6 +69,10 @@ pair_init() {  # [target...]: build affine-rr (the raw ping-pong, the targets gi
   trap pair_cleanup EXIT
   pair_write_config server 10.77.1.1 "" fd77:1::1
   pair_write_config client 10.77.1.2 "" fd77:1::2
+}
+
+pair_stalls() {  # after the measured runs: the stalls of the CPUs the pair ran on, one JSON line each
+  "$AFFINE_BUILD/bench/stall/stall_probe" --seconds 3 --cpu 0 --cpu 1 || true  # its lines say what failed
 }
 
 pair_error() {  # bench variant message: one JSON line

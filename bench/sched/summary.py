@@ -7,8 +7,8 @@ import statistics
 import sys
 
 path, bench, rounds, params, variants = sys.argv[1], sys.argv[2], int(sys.argv[3]), json.loads(sys.argv[4]), sys.argv[5:]
-figures = ("transactions_per_s", "p50_us", "p99_us", "p999_us", "p9999_us", "least_flow_share", "core0_busy_pct",
-           "core1_busy_pct")
+figures = ("transactions_per_s", "p50_us", "p98_us", "p99_us", "p995_us", "p999_us", "p9999_us", "over_20us_pct",
+           "least_flow_share", "core0_busy_pct", "core1_busy_pct")
 runs = [json.loads(l) for l in open(path) if l.strip()]
 for variant in variants:
     mine = [r for r in runs if r.get("variant") == variant]
@@ -19,7 +19,7 @@ for variant in variants:
         values = [r[f] for r in good if f in r]
         if values:
             m = statistics.median(values)
-            out[f] = round(m) if f.endswith("_per_s") else round(m, 3 if f.endswith("_share") else 2)
+            out[f] = round(m) if f.endswith("_per_s") else round(m, 3 if f in ("least_flow_share", "over_20us_pct") else 2)
     if "transactions_per_s" in out:
         out["per_session_transactions_per_s"] = round(out["transactions_per_s"] / params["flows"])
     if good:

@@ -1,0 +1,139 @@
+// bench/run stall: the time a spinning thread loses on each CPU without the
+// guest's scheduler running anything else in its place: interrupts, and on
+// a VM the hypervisor's exits and preemptions of the virtual CPU. A thread
+// pinned to each CPU reads CLOCK_MONOTONIC back to back for --seconds; a gap
+// of a microsecond or more between two reads is a stall. The thread's own
+// run-queue delay (/proc/thread-self/schedstat) over the same time is the
+// part of it other threads of this kernel took.
+//
+//   {"bench":"stall","cpu":N,"seconds":S,"stalls_per_s":{"1-5us":..,"5-20us":..,"20-50us":..,
+//    "50-1000us":..,"1ms+":..},"lost_pct":..,"run_delay_pct":..,"longest_us":..}
+//
+// Any latency quantile whose share of transactions is near (stalls a
+// second of 20 us or more) x (transactions in flight) / (transactions a
+// second) sits on the edge of these stalls (docs/tuning.md, "What
+// sched-001's p99 measures").
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+namespace {
+
+std::uint64_t now_ns() {
+  timespec t{};
+  ::clock_gettime(CLOCK_MONOTONIC, &t);
+  return std::uint64_t(t.tv_sec) * 1'000'000'000ULL + std::uint64_t(t.tv_nsec);
+}
+
+// The second field of /proc/thread-self/schedstat: ns runnable but not running.
+std::uint64_t run_delay_ns() {
+  const int fd = ::open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buf[96] = {};
+  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return 0;
+  char* p = buf;
+  std::strtoull(p, &p, 10);
+  return std::strtoull(p, nullptr, 10);
+}
+
+constexpr std::array<std::uint64_t, 5> class_below_ns = {5'000, 20'000, 50'000, 1'000'000, ~0ULL};
+constexpr std::array<std::string_view, 5> class_name = {"1-5us", "5-20us", "20-50us", "50-1000us", "1ms+"};
+
+struct cpu_result {
+  bool pinned = false;
+  std::array<std::uint64_t, 5> stalls{};
+  std::uint64_t lost_ns = 0, longest_ns = 0, delay_ns = 0, wall_ns = 0;
+};
+
+void probe(unsigned cpu, double seconds, cpu_result& r) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  r.pinned = ::pthread_setaffinity_np(::pthread_self(), sizeof set, &set) == 0;
+  if (!r.pinned) return;
+  const std::uint64_t delay0 = run_delay_ns();
+  const std::uint64_t start = now_ns(), end = start + std::uint64_t(seconds * 1e9);
+  std::uint64_t prev = start;
+  while (prev < end) {
+    const std::uint64_t t = now_ns();
+    const std::uint64_t gap = t - prev;
+    prev = t;
+    if (gap < 1'000) continue;
+    std::size_t c = 0;
+    while (gap >= class_below_ns[c]) ++c;
+    ++r.stalls[c];
+    r.lost_ns += gap;
+    if (gap > r.longest_ns) r.longest_ns = gap;
+  }
+  r.wall_ns = prev - start;
+  r.delay_ns = run_delay_ns() - delay0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  double seconds = 3;
+  std::vector<unsigned> cpus;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (i + 1 < argc && a == "--seconds") {
+      seconds = std::strtod(argv[++i], nullptr);
+    } else if (i + 1 < argc && a == "--cpu") {
+      cpus.push_back(unsigned(std::strtoul(argv[++i], nullptr, 10)));
+    } else {
+      fmt::print(stderr, "usage: stall_probe [--seconds S] [--cpu N]... (default: 3 s on every CPU it may run on)\n");
+      return 2;
+    }
+  }
+  if (!(seconds > 0 && seconds <= 3600)) {
+    fmt::print(stderr, "stall_probe: --seconds must be in (0, 3600]\n");
+    return 2;
+  }
+  if (cpus.empty()) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (::sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+    for (unsigned c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  }
+  std::vector<cpu_result> results(cpus.size());
+  {
+    std::vector<std::jthread> threads;
+    for (std::size_t i = 0; i < cpus.size(); ++i)
+      threads.emplace_back([&, i] { probe(cpus[i], seconds, results[i]); });
+  }
+  int rc = 0;
+  for (std::size_t i = 0; i < cpus.size(); ++i) {
+    const cpu_result& r = results[i];
+    if (!r.pinned || r.wall_ns == 0) {
+      fmt::print("{{\"bench\":\"stall\",\"cpu\":{},\"error\":\"cannot run on this CPU\"}}\n", cpus[i]);
+      rc = 1;
+      continue;
+    }
+    const double s = double(r.wall_ns) / 1e9;
+    std::string classes;
+    for (std::size_t c = 0; c < class_name.size(); ++c)
+      classes += fmt::format("{}\"{}\":{:.0f}", c ? "," : "", class_name[c], double(r.stalls[c]) / s);
+    fmt::print(
+        "{{\"bench\":\"stall\",\"cpu\":{},\"seconds\":{:.2f},\"stalls_per_s\":{{{}}},\"lost_pct\":{:.2f},"
+        "\"run_delay_pct\":{:.2f},\"longest_us\":{:.1f}}}\n",
+        cpus[i], s, classes, 100.0 * double(r.lost_ns) / double(r.wall_ns),
+        100.0 * double(r.delay_ns) / double(r.wall_ns), double(r.longest_ns) / 1e3);
+  }
+  return rc;
+}
