@@ -22,6 +22,8 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
+
 #include <array>
 #include <cstdint>
 #include <cstdlib>
@@ -29,6 +31,8 @@
 #include <string_view>
 #include <thread>
 #include <vector>
+
+#include "reactor/cpu_share.hh"
 
 namespace {
 
@@ -38,17 +42,11 @@ std::uint64_t now_ns() {
   return std::uint64_t(t.tv_sec) * 1'000'000'000ULL + std::uint64_t(t.tv_nsec);
 }
 
-// The second field of /proc/thread-self/schedstat: ns runnable but not running.
-std::uint64_t run_delay_ns() {
-  const int fd = ::open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  char buf[96] = {};
-  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
-  ::close(fd);
-  if (n <= 0) return 0;
-  char* p = buf;
-  std::strtoull(p, &p, 10);
-  return std::strtoull(p, nullptr, 10);
+// This thread's run-queue delay so far (the reactor's own reader of
+// /proc/thread-self/schedstat, reactor/cpu_share.hh); 0 where there is none.
+std::uint64_t run_delay_ns(int fd) {
+  std::uint64_t delay = 0, runs = 0;
+  return fd >= 0 && affine::detail::read_schedstat(fd, delay, runs) ? delay : 0;
 }
 
 constexpr std::array<std::uint64_t, 5> class_below_ns = {5'000, 20'000, 50'000, 1'000'000, ~0ULL};
@@ -66,7 +64,8 @@ void probe(unsigned cpu, double seconds, cpu_result& r) {
   CPU_SET(cpu, &set);
   r.pinned = ::pthread_setaffinity_np(::pthread_self(), sizeof set, &set) == 0;
   if (!r.pinned) return;
-  const std::uint64_t delay0 = run_delay_ns();
+  const int fd = ::open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);  // this thread's
+  const std::uint64_t delay0 = run_delay_ns(fd);
   const std::uint64_t start = now_ns(), end = start + std::uint64_t(seconds * 1e9);
   std::uint64_t prev = start;
   while (prev < end) {
@@ -81,7 +80,8 @@ void probe(unsigned cpu, double seconds, cpu_result& r) {
     if (gap > r.longest_ns) r.longest_ns = gap;
   }
   r.wall_ns = prev - start;
-  r.delay_ns = run_delay_ns() - delay0;
+  r.delay_ns = run_delay_ns(fd) - delay0;
+  if (fd >= 0) ::close(fd);
 }
 
 }  // namespace
@@ -94,7 +94,14 @@ int main(int argc, char** argv) {
     if (i + 1 < argc && a == "--seconds") {
       seconds = std::strtod(argv[++i], nullptr);
     } else if (i + 1 < argc && a == "--cpu") {
-      cpus.push_back(unsigned(std::strtoul(argv[++i], nullptr, 10)));
+      const std::string_view v = argv[++i];
+      unsigned cpu = 0;
+      const auto r = std::from_chars(v.data(), v.data() + v.size(), cpu);
+      if (r.ec != std::errc{} || r.ptr != v.data() + v.size() || cpu >= CPU_SETSIZE) {
+        fmt::print(stderr, "stall_probe: --cpu {}: not a CPU number (0 to {})\n", v, CPU_SETSIZE - 1);
+        return 2;
+      }
+      cpus.push_back(cpu);
     } else {
       fmt::print(stderr, "usage: stall_probe [--seconds S] [--cpu N]... (default: 3 s on every CPU it may run on)\n");
       return 2;

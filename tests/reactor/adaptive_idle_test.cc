@@ -188,7 +188,7 @@ TEST_F(adaptive_idle, ALoneSliceOfAnotherProcessDoesNotStopTheSpin) {
   }
   if (!best.judged)
     GTEST_SKIP() << "the reactor waited " << least_waited_pct << " % of the time for CPU " << os_cpu()
-                 << " in its quietest window: more than the slices' 5 %, so other tasks shared it too";
+                 << " in its quietest window, over the 7 % the test allows for the slices' 5 %: other tasks shared it too";
   EXPECT_GT(best.waited_pct, 1.0) << "the slices never took the reactor's CPU";
   EXPECT_LT(best.shared_samples, 50u) << "a slice every 30 ms made the CPU look shared (of some 300 samples)";
 }
