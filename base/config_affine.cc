@@ -229,8 +229,10 @@ table_spec port() {
                       "fallback, and the baseline for benchmarks)."),
           string_array("eal", {},
                        "DPDK EAL arguments, like [\"--no-huge\", \"--no-pci\", \"--vdev=net_tap0,iface=affine0\"]."),
-          integer("queues", {1, 1024}, 1,
-                  "RX queues; RSS spreads flows over them. Every reactor has its own TX queue besides."),
+          count("queues", {1, 1024},
+                "RX queues; RSS spreads flows over them. \"auto\": one per reactor, as far as the device has them "
+                "(fewer than reactors: the placement and rps of each queue share the work out, docs/stack.md). "
+                "Every reactor has its own TX queue besides."),
           enumeration("rss", {"symmetric", "default", "off"}, "symmetric",
                       "RSS hash key: symmetric (both directions of a flow on one queue), the driver's default, or "
                       "no RSS."),

@@ -18,6 +18,7 @@ std::string_view type_name(value_type t) {
     case value_type::string_array: return "string array";
     case value_type::string_list: return "string or string array";
     case value_type::core_list: return "core list";
+    case value_type::count: return "count or \"auto\"";
   }
   return {};
 }

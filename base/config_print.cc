@@ -61,7 +61,8 @@ value example_value(const key_spec& k) {
     case value_type::enumeration: return std::string(k.choices.front());
     case value_type::string_array:
     case value_type::string_list: return std::vector<std::string>();
-    case value_type::core_list: return core_list{};
+    case value_type::core_list:
+    case value_type::count: return core_list{};
   }
   return false;
 }

@@ -98,6 +98,10 @@ key_spec cores(std::string_view name, core_list def, std::string_view help) {
           .help = help};
 }
 
+key_spec count(std::string_view name, int_range range, std::string_view help) {
+  return {.name = name, .type = value_type::count, .default_value = value(core_list{}), .range = range, .help = help};
+}
+
 table_spec section(std::string_view name, std::string_view help, std::vector<key_spec> keys,
                    std::vector<table_spec> tables) {
   return {.name = name, .array = false, .help = help, .keys = std::move(keys), .tables = std::move(tables)};

@@ -25,6 +25,7 @@ std::optional<value> typed(const key_spec& k, const toml::node& n) {
       if (const auto* s = n.as_string()) return value(s->get());
       return std::nullopt;
     case value_type::core_list:
+    case value_type::count:  // a word other than "auto" is a list, which check_value refuses
       if (const auto* i = n.as_integer()) return value(core_list{.what = core_list::kind::count, .count = i->get()});
       if (const auto* s = n.as_string()) {
         if (s->get() == "auto") return value(core_list{});
@@ -106,7 +107,7 @@ std::expected<value, value_error> from_toml(const key_spec& k, const toml::node&
   if (!v) {
     std::string what = fmt::format("expected {}, got {}", expected_noun(k.type), given_noun(k, n));
     // A list of choices helps more than the type alone.
-    if (k.type == value_type::enumeration || k.type == value_type::core_list) {
+    if (k.type == value_type::enumeration || k.type == value_type::core_list || k.type == value_type::count) {
       what += fmt::format(" (allowed: {})", allowed_text(k));
     }
     return std::unexpected(value_error{std::move(what)});

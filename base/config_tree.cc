@@ -123,6 +123,12 @@ const detail::entry& entry_of(const node* root, std::string_view key) {
 
 }  // namespace
 
+std::optional<std::int64_t> table_view::get_count(std::string_view key) const {
+  const core_list& c = get<core_list>(table_, key, value_type::count);
+  if (c.what == core_list::kind::automatic) return std::nullopt;
+  return c.count;
+}
+
 table_view::table_view(std::shared_ptr<const detail::node> root, const detail::node* table) noexcept
     : root_(std::move(root)), table_(table) {}
 

@@ -118,6 +118,7 @@ std::string allowed_text(const key_spec& k) {
     case value_type::core_list:
       return fmt::format("\"auto\", \"all\", a list like \"0-7\" or \"0,2,4-6\", or a count {}..{}", k.range.min,
                          k.range.max);
+    case value_type::count: return fmt::format("\"auto\", {}..{}", k.range.min, k.range.max);
   }
   return {};
 }
@@ -130,7 +131,8 @@ std::string_view expected_noun(value_type t) {
     case value_type::enumeration: return "a string";
     case value_type::string_array: return "an array of strings";
     case value_type::string_list: return "a string or an array of strings";
-    case value_type::core_list: return "a string or an integer";
+    case value_type::core_list:
+    case value_type::count: return "a string or an integer";
   }
   return {};
 }
@@ -172,6 +174,16 @@ std::optional<value_error> check_value(const key_spec& k, const value& v) {
       }
       if (c.what == core_list::kind::list && !is_core_list(c.list)) {
         return value_error{fmt::format("{} is not a core list (allowed: {})", quoted(c.list), allowed_text(k))};
+      }
+      return std::nullopt;
+    }
+    case value_type::count: {
+      const core_list& c = std::get<core_list>(v);
+      if (c.what == core_list::kind::count && (c.count < k.range.min || c.count > k.range.max)) {
+        return value_error{out_of_range(c.count, k)};
+      }
+      if (c.what == core_list::kind::list) {
+        return value_error{fmt::format("{} is not allowed (allowed: {})", quoted(c.list), allowed_text(k))};
       }
       return std::nullopt;
     }

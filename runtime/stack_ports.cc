@@ -35,7 +35,7 @@ std::expected<std::vector<std::unique_ptr<stack::stack>>, std::string> start_sta
   for (const config::table_view& table : cfg.tables("port")) {
     if (table.get_string("driver") != "dpdk") continue;
     drivers::dpdk::dpdk_port& port = *ports[i++];
-    auto sc = stack::stack_config_from(cfg, table);
+    auto sc = stack::stack_config_from(cfg, table, port.rx_queue_count());
     if (!sc) return std::unexpected(sc.error());
     auto plan = plan_rx_queues(rt.topo(), port.numa_node(), port.rx_queue_count(), reactors, placement);
     if (!plan) return std::unexpected(table.error("queues", plan.error()));
@@ -125,9 +125,11 @@ std::expected<std::unique_ptr<stack_ports>, std::string> stack_ports::open(const
     if (!p) return std::unexpected(p.error());
     ports.push_back(std::move(*p));
   }
+  std::size_t i = 0;
   for (const config::table_view& port : cfg.tables("port"))
     if (port.get_string("driver") == "dpdk")
-      if (auto sc = stack::stack_config_from(cfg, port); !sc) return std::unexpected(sc.error());
+      if (auto sc = stack::stack_config_from(cfg, port, ports[i++]->rx_queue_count()); !sc)
+        return std::unexpected(sc.error());
   return std::make_unique<dpdk_ports>(std::move(ports));
 }
 

@@ -124,7 +124,7 @@ std::array<std::uint8_t, 16> machine_secret() {
 }
 
 std::expected<stack_config, std::string> stack_config_from(const config::table_view& root,
-                                                          const config::table_view& port) {
+                                                          const config::table_view& port, std::size_t rx_queues) {
   stack_config sc;
   sc.tcp.congestion =
       root.get_string("tcp.congestion") == "newreno" ? tcp::congestion_algorithm::new_reno : tcp::congestion_algorithm::cubic;
@@ -142,7 +142,7 @@ std::expected<stack_config, std::string> stack_config_from(const config::table_v
   sc.accept_router_advertisements = port.get_bool("router_advertisements");
   sc.dad_transmits = std::uint32_t(port.get_int("dad_transmits"));
   sc.tcp.mss = std::uint16_t(port.get_int("mtu") - 40);  // RFC 9293 3.7.1: MTU less IPv4 and TCP headers
-  const auto queues = std::size_t(port.get_int("queues"));
+  const std::size_t queues = rx_queues;
   sc.rps.assign(queues, policy::rps_mode::off);
   sc.busy_poll_budget_us.assign(queues, -1);
   std::vector<bool> seen(queues, false);

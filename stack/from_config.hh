@@ -15,10 +15,11 @@
 namespace affine::stack {
 
 // The table's addresses, gateways, IPv6 link-local settings, MTU and RX
-// queues as a stack_config, with the file's [tcp] defaults (root: the whole
-// file); errors name file, line and key.
+// queues' settings as a stack_config, with the file's [tcp] defaults (root:
+// the whole file); errors name file, line and key. `rx_queues`: how many
+// the port opened (queues = "auto" is known only then).
 std::expected<stack_config, std::string> stack_config_from(const config::table_view& root,
-                                                          const config::table_view& port);
+                                                          const config::table_view& port, std::size_t rx_queues);
 
 // RFC 7217's secret_key when stable_secret is "": two SipHash-2-4 outputs
 // of /etc/machine-id under fixed keys, so one machine keeps its addresses

@@ -59,8 +59,11 @@ std::expected<plan_input, std::string> resolve(const options& o, const affine::t
   in.placement = o.placement.value_or(cfg->get_string("reactor.rxq_placement") == "spread"
                                           ? affine::rxq_placement::spread
                                           : affine::rxq_placement::local);
-  in.queues = o.queues.value_or(ports.empty() ? std::min<unsigned>(unsigned(in.cores.size()), default_queue_cap)
-                                              : unsigned(ports[0].get_int("queues")));
+  // No port, or queues = "auto": one per reactor, up to a typical NIC's
+  // count (the device's own limit is known only when it is opened).
+  const auto asked = ports.empty() ? std::nullopt : ports[0].get_count("queues");
+  in.queues = o.queues.value_or(asked ? unsigned(*asked)
+                                      : std::min<unsigned>(unsigned(in.cores.size()), default_queue_cap));
   in.nic_node = o.nic_node.value_or(ports.empty() ? 0 : port_node(ports[0], topo));
   if (in.nic_node >= topo.node_count() && !o.nic_node && !ports.empty())
     return std::unexpected(ports[0].error("numa_node", fmt::format("node {} does not exist: this machine has {}",

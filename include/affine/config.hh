@@ -50,12 +50,22 @@ struct core_list {
 inline constexpr std::int64_t max_cores = 8192;
 
 // bool: boolean; int64_t: integer; string: string and enumeration;
-// vector<string>: string_array and string_list; core_list: core_list.
+// vector<string>: string_array and string_list; core_list: core_list and
+// count (which allows only "auto" and a count).
 using value = std::variant<bool, std::int64_t, std::string, std::vector<std::string>, core_list>;
 
 // ---- the schema ---------------------------------------------------------------
 
-enum class value_type : std::uint8_t { boolean, integer, string, enumeration, string_array, string_list, core_list };
+enum class value_type : std::uint8_t {
+  boolean,
+  integer,
+  string,
+  enumeration,
+  string_array,
+  string_list,
+  core_list,
+  count,
+};
 
 struct int_range {
   std::int64_t min = 0;
@@ -73,7 +83,7 @@ struct key_spec {
   std::string_view name;
   value_type type = value_type::string;
   std::optional<value> default_value;       // none: the key is required
-  int_range range{};                        // integer; the count of a core_list
+  int_range range{};                        // integer; the count of a core_list or count
   std::vector<std::string_view> choices{};  // enumeration
   const string_format* format = nullptr;    // string, each string_list element; the schema owns it (a static)
   std::string_view help;                    // one line
@@ -96,6 +106,9 @@ key_spec string_array(std::string_view name, std::vector<std::string> def, std::
 key_spec string_list(std::string_view name, std::vector<std::string> def, std::string_view help,
                      const string_format* format);
 key_spec cores(std::string_view name, core_list def, std::string_view help);
+// "auto" (the program works the number out; the default) or a number in
+// `range`: port.queues = "auto" is one RX queue per reactor.
+key_spec count(std::string_view name, int_range range, std::string_view help);
 
 // A [name] table, or with `array` an array of [[name]] tables (any number,
 // none by default), with its keys and nested tables.
@@ -147,6 +160,7 @@ class table_view {
   const std::string& get_string(std::string_view key) const;  // string and enumeration keys
   const std::vector<std::string>& get_strings(std::string_view key) const;
   const core_list& get_cores(std::string_view key) const;
+  std::optional<std::int64_t> get_count(std::string_view key) const;  // count keys; none: "auto"
 
   // The tables of an array of tables ("port", or "rxq" in a port), in file order.
   std::vector<table_view> tables(std::string_view name) const;

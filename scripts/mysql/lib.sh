@@ -45,9 +45,9 @@ MYSQL_TAP_PROXY_IP6=fd88::2
 # What MariaDB binds: 0.0.0.0, or "0.0.0.0,::" for the IPv6 test (MariaDB
 # 10.11 takes a list; its :: is IPv6 only).
 MYSQL_DB_BIND=${MYSQL_DB_BIND:-0.0.0.0}
-# net_tap wants as many RX queues as TX queues, and affine opens one TX queue
-# per reactor: with reactor.cores in MYSQL_PROXY_SETS, set this to match.
-MYSQL_TAP_QUEUES=${MYSQL_TAP_QUEUES:-$(nproc)}
+# The tap port's RX queues: unset, the library's default ("auto": one per
+# reactor, which net_tap needs, as it wants as many RX queues as TX queues).
+MYSQL_TAP_QUEUES=${MYSQL_TAP_QUEUES:-}
 
 mysql_log() { echo "${mysql_name:-mysql}: $*" >&2; }
 mysql_die() { mysql_log "$*"; exit 1; }
@@ -220,7 +220,7 @@ mysql_proxy_start() {
 driver = "dpdk"
 eal = ["--no-huge", "--no-pci", "--no-shconf", "--no-telemetry", "-m", "512",
        "--file-prefix=$mysql_dpdk_prefix", "--vdev=net_tap0,iface=$MYSQL_TAP_IFACE"]
-queues = $MYSQL_TAP_QUEUES
+${MYSQL_TAP_QUEUES:+queues = $MYSQL_TAP_QUEUES}
 ip = $ips
 TOML
     config=(--config "$mysql_scratch/proxy-tap.toml")

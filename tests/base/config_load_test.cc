@@ -125,7 +125,7 @@ TEST(config_load, full_file_gives_every_value) {
   EXPECT_EQ(p.path(), "port[0]");
   EXPECT_EQ(p.get_string("driver"), "dpdk");
   EXPECT_EQ(p.get_strings("eal"), (std::vector<std::string>{"--no-huge", "--vdev=net_tap0,iface=affine0"}));
-  EXPECT_EQ(p.get_int("queues"), 4);
+  EXPECT_EQ(p.get_count("queues"), 4);
   EXPECT_EQ(p.get_string("rss"), "default");
   EXPECT_EQ(p.get_strings("ip"), std::vector<std::string>{"10.77.0.2/24"});
   EXPECT_EQ(p.get_strings("gateway"), std::vector<std::string>{"10.77.0.1"});
@@ -145,7 +145,7 @@ TEST(config_load, full_file_gives_every_value) {
   EXPECT_EQ(rxqs[1].get_int("busy_poll_budget_us"), 20);
 
   EXPECT_EQ(ports[1].get_string("driver"), "uring");
-  EXPECT_EQ(ports[1].get_int("queues"), 1);
+  EXPECT_EQ(ports[1].get_count("queues"), std::nullopt) << "the default: \"auto\"";
   EXPECT_TRUE(ports[1].tables("rxq").empty());
 }
 
@@ -195,6 +195,25 @@ TEST(config_load, bad_core_list_is_rejected_with_the_forms_allowed) {
   EXPECT_EQ(load_error("[reactor]\ncores = 0"), "affine.toml:2: reactor.cores: 0 is out of range " + allowed);
   EXPECT_EQ(load_error("[reactor]\ncores = true"),
             "affine.toml:2: reactor.cores: expected a string or an integer, got a boolean " + allowed);
+}
+
+TEST(config_load, a_count_takes_auto_or_a_number_in_its_range) {
+  auto queues_of = [](std::string_view value) {
+    const auto s = load(std::string("[[port]]\nqueues = ") + std::string(value));
+    EXPECT_TRUE(s) << s.error();
+    return s ? s->tables("port")[0].get_count("queues") : std::optional<std::int64_t>(-1);
+  };
+  EXPECT_EQ(queues_of("\"auto\""), std::nullopt);
+  EXPECT_EQ(queues_of("1"), 1);
+  EXPECT_EQ(queues_of("1024"), 1024);
+  const std::string allowed = "(allowed: \"auto\", 1..1024)";
+  EXPECT_EQ(load_error("[[port]]\nqueues = 0"), "affine.toml:2: port[0].queues: 0 is out of range " + allowed);
+  EXPECT_EQ(load_error("[[port]]\nqueues = 1025"), "affine.toml:2: port[0].queues: 1025 is out of range " + allowed);
+  EXPECT_EQ(load_error("[[port]]\nqueues = \"all\""),
+            "affine.toml:2: port[0].queues: \"all\" is not allowed " + allowed);
+  EXPECT_EQ(load_error("[[port]]\nqueues = \"4\""), "affine.toml:2: port[0].queues: \"4\" is not allowed " + allowed);
+  EXPECT_EQ(load_error("[[port]]\nqueues = 2.5"),
+            "affine.toml:2: port[0].queues: expected a string or an integer, got a floating-point number " + allowed);
 }
 
 TEST(config_load, unknown_key_suggests_the_near_miss) {

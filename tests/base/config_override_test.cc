@@ -55,10 +55,22 @@ TEST(config_set, reaches_into_arrays_of_tables) {
   const settings s = with_sets(*file, {"port[0].queues=4", "port[0].rxq[0].rps=idle", "port[1].driver=uring"});
   const auto ports = s.tables("port");
   ASSERT_EQ(ports.size(), 2u);
-  EXPECT_EQ(ports[0].get_int("queues"), 4);
+  EXPECT_EQ(ports[0].get_count("queues"), 4);
   EXPECT_EQ(ports[0].tables("rxq")[0].get_string("rps"), "idle");
   EXPECT_EQ(ports[0].tables("rxq")[0].get_int("queue"), 1);
   EXPECT_EQ(ports[1].get_string("driver"), "uring");
+}
+
+TEST(config_set, a_count_goes_back_to_auto_and_prints_as_it_loads) {
+  const auto file = load("[[port]]\nqueues = 2\n");
+  ASSERT_TRUE(file) << file.error();
+  const settings s = with_sets(*file, {"port[0].queues=auto"});
+  EXPECT_EQ(s.tables("port")[0].get_count("queues"), std::nullopt);
+  const std::string printed = print_config(with_sets(*file, {"port[0].queues=3"}));
+  const auto again = load(printed);
+  ASSERT_TRUE(again) << again.error();
+  EXPECT_EQ(again->tables("port")[0].get_count("queues"), 3);
+  EXPECT_EQ(load(print_config(s)).value().tables("port")[0].get_count("queues"), std::nullopt);
 }
 
 TEST(config_set, index_one_past_the_end_adds_a_table) {

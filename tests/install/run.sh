@@ -146,13 +146,11 @@ kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
 
 # affine's own stack on a net_tap port, inside a namespace of its own.
 if pkg-config --static --libs affine | grep -q rte_; then
+  # As docs/api.md shows it: reactors and queues at their defaults ("auto").
   cat >"$scratch/tap.toml" <<TOML
-[reactor]
-cores = 1
 [[port]]
 driver = "dpdk"
 eal = ["--no-huge", "--no-pci", "--no-shconf", "--no-telemetry", "-m", "256", "--file-prefix=affine-inst-$$", "--vdev=net_tap0,iface=afi0"]
-queues = 1
 ip = "10.97.0.2/24"
 TOML
   ip netns add "$ns" && ip -n "$ns" link set lo up

@@ -24,7 +24,7 @@ std::expected<stack_config, std::string> port(std::string_view keys) {
   const std::string toml = "[[port]]\ndriver = \"dpdk\"\neal = [\"--vdev=net_ring0\"]\n" + std::string(keys);
   auto s = config::load_string(config_schema(), toml, "affine.toml");
   if (!s) return std::unexpected(s.error());
-  return stack_config_from(*s, s->tables("port")[0]);
+  return stack_config_from(*s, s->tables("port")[0], 1);
 }
 
 TEST(ipv6_config, OneStringStillGivesTheIpv4AddressAlone) {

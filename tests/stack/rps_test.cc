@@ -244,7 +244,7 @@ ip = "10.88.0.2/24"
 )") + std::string(rxq_tables);
   auto s = config::load_string(config_schema(), toml, "affine.toml");
   if (!s) return std::unexpected(s.error());
-  return stack_config_from(*s, s->tables("port")[0]);
+  return stack_config_from(*s, s->tables("port")[0], 2);
 }
 
 // [tcp] is every connection's default (stack/tcp/config.hh).
