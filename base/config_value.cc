@@ -167,23 +167,15 @@ std::optional<value_error> check_value(const key_spec& k, const value& v) {
       }
       return std::nullopt;
     }
-    case value_type::core_list: {
+    case value_type::core_list:
+    case value_type::count: {  // a count key takes no list
       const core_list& c = std::get<core_list>(v);
       if (c.what == core_list::kind::count && (c.count < k.range.min || c.count > k.range.max)) {
         return value_error{out_of_range(c.count, k)};
       }
-      if (c.what == core_list::kind::list && !is_core_list(c.list)) {
-        return value_error{fmt::format("{} is not a core list (allowed: {})", quoted(c.list), allowed_text(k))};
-      }
-      return std::nullopt;
-    }
-    case value_type::count: {
-      const core_list& c = std::get<core_list>(v);
-      if (c.what == core_list::kind::count && (c.count < k.range.min || c.count > k.range.max)) {
-        return value_error{out_of_range(c.count, k)};
-      }
-      if (c.what == core_list::kind::list) {
-        return value_error{fmt::format("{} is not allowed (allowed: {})", quoted(c.list), allowed_text(k))};
+      if (c.what == core_list::kind::list && (k.type == value_type::count || !is_core_list(c.list))) {
+        const std::string_view what = k.type == value_type::count ? "allowed" : "a core list";
+        return value_error{fmt::format("{} is not {} (allowed: {})", quoted(c.list), what, allowed_text(k))};
       }
       return std::nullopt;
     }
