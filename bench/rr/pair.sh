@@ -71,8 +71,8 @@ pair_init() {  # [target...]: build affine-rr (the stall probe, the raw ping-pon
   pair_write_config client 10.77.1.2 "" fd77:1::2
 }
 
-pair_stalls() {  # after the measured runs: the stalls of the CPUs the pair ran on, one JSON line each
-  "$AFFINE_BUILD/bench/stall/stall_probe" --seconds 3 --cpu 0 --cpu 1 || true  # its lines say what failed
+pair_stalls() {  # [--rr-per-s R]...: after the measured runs, the stalls of the CPUs the pair ran on, one JSON line each (and the floors asked for)
+  "$AFFINE_BUILD/bench/stall/stall_probe" --seconds 3 --cpu 0 --cpu 1 "$@" || true  # its lines say what failed
 }
 
 pair_error() {  # bench variant message: one JSON line
