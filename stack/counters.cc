@@ -21,7 +21,7 @@ std::string_view to_string(drop d) {
       "fragment",      "unknown_protocol",  "icmp_ignored",   "icmp_out_of_window", "udp_no_socket",   "udp_queue_full",
       "tcp_no_socket", "tcp_connection_limit", "tcp_time_wait_full", "no_mbuf",     "arp_queue_full",
       "arp_unresolved", "no_route",         "tx_too_big",     "nd_not_for_us",      "icmp_rate_limited",
-      "nd_queue_full",  "nd_unresolved"};
+      "nd_queue_full",  "nd_unresolved",    "fragment_timeout"};
   return names[std::size_t(d)];
 }
 

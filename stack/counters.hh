@@ -51,8 +51,9 @@ enum class drop : std::uint8_t {
   icmp_rate_limited,  // an ICMPv6 error not sent: past icmpv6_errors_per_s (RFC 4443 2.4(f))
   nd_queue_full,      // no room to wait for a Neighbor Advertisement
   nd_unresolved,      // the next hop never answered Neighbor Solicitations
+  fragment_timeout,   // a datagram not whole within the reassembly timeout (answered: time exceeded, where its first fragment came)
 };
-inline constexpr std::size_t drop_count = std::size_t(drop::nd_unresolved) + 1;
+inline constexpr std::size_t drop_count = std::size_t(drop::fragment_timeout) + 1;
 inline constexpr std::size_t tcp_drop_count = std::size_t(tcp::drop_reason::ack_too_old) + 1;
 
 class core_counters {

@@ -134,14 +134,13 @@ void stack::ipv4_in(per_core& pc, rte_mbuf* m, std::span<const std::byte> bytes,
     transport_in(pc, h, ip->payload(), l4_checksum_verified(m), now);
     if (h.protocol != ip_protocol::icmp && h.protocol != ip_protocol::tcp && h.protocol != ip_protocol::udp) {
       pc.counters.count(drop::unknown_protocol);
-      icmp_unreachable(pc, std::uint8_t(unreachable_code::protocol), ip->packet(), h.src, now);
+      icmp_error(pc, icmp_type::dest_unreachable, std::uint8_t(unreachable_code::protocol), ip->packet(), h.src, now);
     }
     return;
   }
   // RFC 791 3.2, RFC 815: fragments wait in this core's bounded reassembler.
   const fragment_key key{v4_flow(h.src), v4_flow(h.dst), h.id, std::uint8_t(h.protocol)};
-  const reassembly_result r = pc.reasm.add(key, h.fragment_offset, h.more_fragments, ip->payload(), now);
-  if (r.status == reassembly_status::dropped) pc.counters.count(drop::fragment);
+  const reassembly_result r = reassemble(pc, key, h.fragment_offset, h.more_fragments, ip->payload(), ip->packet(), now);
   if (r.status != reassembly_status::complete) return;
   ipv4_header whole = h;
   whole.more_fragments = false;
@@ -149,6 +148,46 @@ void stack::ipv4_in(per_core& pc, rte_mbuf* m, std::span<const std::byte> bytes,
   whole.payload_length = std::uint16_t(r.payload.size());
   transport_in(pc, whole, r.payload, false, now);
   pc.reasm.release(r.slot);
+}
+
+// One fragment of either family into this core's reassembler: `payload`
+// lies in `packet`, whose bytes before it are the headers a Time Exceeded
+// would quote. A new datagram's deadline may come before the timer fiber
+// means to wake (it sleeps for good with nothing armed): it is poked.
+reassembly_result stack::reassemble(per_core& pc, const fragment_key& key, std::uint32_t offset, bool more,
+                                    std::span<const std::byte> payload, std::span<const std::byte> packet,
+                                    std::uint64_t now) {
+  const reassembly_result r =
+      pc.reasm.add(key, offset, more, payload, now, packet.first(std::size_t(payload.data() - packet.data())));
+  if (r.status == reassembly_status::dropped) pc.counters.count(drop::fragment);
+  if (r.status == reassembly_status::incomplete &&
+      pc.reasm.next_deadline() < pc.wake_at.load(std::memory_order_seq_cst))
+    poke_timer(pc);
+  return r;
+}
+
+// RFC 792, RFC 1122 3.3.2 (IPv4: may), RFC 8200 4.5 (IPv6: should): a
+// datagram whose reassembly timed out after its first fragment came is
+// answered to its source with Time Exceeded, code 1 (fragment reassembly
+// time exceeded), quoting that fragment; without the first fragment, with
+// nothing. Linux answers both families so (ip_expire, ip6frag_expire_frag_queue).
+// Never about a datagram sent to a group or a broadcast (RFC 1122 3.2.2,
+// RFC 4443 2.4(e.3)), nor from an IPv6 address still tentative (RFC 4862
+// 5.4).
+void stack::reassembly_expired(per_core& pc, const fragment_key& key, std::span<const std::byte> first_fragment,
+                               std::uint64_t now) {
+  if (is_v4(key.src)) {
+    const std::uint32_t dst = v4_address(key.dst);
+    if (routes_.is_broadcast(dst) || (dst >> 28) == 0xe) return;
+    icmp_error(pc, icmp_type::time_exceeded, std::uint8_t(time_exceeded_code::reassembly), first_fragment,
+               v4_address(key.src), now);
+    return;
+  }
+  {
+    std::lock_guard g(v6_lock_);
+    if (v6_->classify(key.dst) != ipv6_interface::match::unicast) return;
+  }
+  icmpv6_error(pc, icmpv6_type::time_exceeded, 1, 0, first_fragment, now);
 }
 
 void stack::transport_in(per_core& pc, const ipv4_header& ip, std::span<const std::byte> payload, bool l4_checked,
@@ -220,7 +259,7 @@ void stack::udp_in(per_core& pc, const ipv4_header& ip, std::span<const std::byt
   q.payload_length = std::uint16_t(bytes.size());
   (void)emit_ipv4(q, quote, checksum_mode::software);
   std::memcpy(quote.data() + 20, bytes.data(), 8);
-  icmp_unreachable(pc, std::uint8_t(unreachable_code::port), quote, ip.src, now);
+  icmp_error(pc, icmp_type::dest_unreachable, std::uint8_t(unreachable_code::port), quote, ip.src, now);
 }
 
 }  // namespace affine::stack

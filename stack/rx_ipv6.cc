@@ -72,8 +72,8 @@ void stack::ipv6_in(per_core& pc, std::span<const std::byte> bytes, std::uint64_
     // The key holds the Next Header too: fragments that disagree on it
     // (RFC 8200 lets them, taking the first's) never join, and time out.
     const fragment_key key{h.src, h.dst, up->fragment->id, up->protocol};
-    const reassembly_result r = pc.reasm.add(key, up->fragment->offset, up->fragment->more, up->payload, now);
-    if (r.status == reassembly_status::dropped) pc.counters.count(drop::fragment);
+    const reassembly_result r =
+        reassemble(pc, key, up->fragment->offset, up->fragment->more, up->payload, ip->packet(), now);
     if (r.status != reassembly_status::complete) return;
     if (to == ipv6_interface::match::tentative) {
       pc.counters.count(drop::not_our_address);

@@ -187,6 +187,11 @@ class stack final : public drivers::packet_sink {
   void transport_in(per_core& pc, const ipv4_header& ip, std::span<const std::byte> payload, bool l4_checked,
                     std::uint64_t now);
   void icmp_in(per_core& pc, const ipv4_header& ip, std::span<const std::byte> bytes, std::uint64_t now);
+  reassembly_result reassemble(per_core& pc, const fragment_key& key, std::uint32_t offset, bool more,
+                               std::span<const std::byte> payload, std::span<const std::byte> packet,
+                               std::uint64_t now);
+  void reassembly_expired(per_core& pc, const fragment_key& key, std::span<const std::byte> first_fragment,
+                          std::uint64_t now);
   // A destination unreachable whose quote is ours (rx_icmp.cc): true when
   // it named a live connection and a sequence number in flight.
   bool icmp_error_in(per_core& pc, const icmp_view& v, const ipv4_quote& q, std::uint64_t now);
@@ -240,8 +245,8 @@ class stack final : public drivers::packet_sink {
                  std::uint64_t now);
   void send_tcp(per_core& pc, const flow_tuple& t, const tcp_segment& seg, std::uint64_t now);
   void send_arp(per_core& pc, bool reply, const mac_address& dst_mac, std::uint32_t target_ip);
-  void icmp_unreachable(per_core& pc, std::uint8_t code, std::span<const std::byte> datagram, std::uint32_t to,
-                        std::uint64_t now);
+  void icmp_error(per_core& pc, icmp_type type, std::uint8_t code, std::span<const std::byte> datagram,
+                  std::uint32_t to, std::uint64_t now);
   void transmit(per_core& pc, rte_mbuf* m, std::uint32_t next_hop, std::uint64_t now);
 
   // tx_ipv6.cc: IPv6 out. `dst_mac` given: sent there, no next hop looked

@@ -181,7 +181,10 @@ void stack::timer_loop(per_core& pc) {
       s->unref();
     }
     pc.due.clear();
-    pc.reasm.expire(now);
+    const std::uint32_t expired = pc.reasm.expire(now, [&](const fragment_key& key, std::span<const std::byte> first) {
+      reassembly_expired(pc, key, first, now);
+    });
+    for (std::uint32_t i = 0; i < expired; ++i) pc.counters.count(drop::fragment_timeout);
     if (pc.index == 0) {
       std::lock_guard g(arp_lock_);
       const arp_expiry e = arp_.expire(now);

@@ -161,10 +161,20 @@ void stack::send_arp(per_core& pc, bool reply, const mac_address& dst_mac, std::
 
 // RFC 792 / RFC 1122 3.2.2.1: destination unreachable quoting the offending
 // datagram's header and at least 8 bytes of its data.
-void stack::icmp_unreachable(per_core& pc, std::uint8_t code, std::span<const std::byte> datagram,
-                             std::uint32_t to, std::uint64_t now) {
+// RFC 792, RFC 1122 3.2.2: an error about `datagram` (its header and the
+// first 8 bytes after it), to its source; never about an ICMP error, nor
+// to a source that is not one host (RFC 1122 3.2.2: zero, a broadcast, a
+// multicast group, a loopback address).
+void stack::icmp_error(per_core& pc, icmp_type type, std::uint8_t code, std::span<const std::byte> datagram,
+                       std::uint32_t to, std::uint64_t now) {
+  if (to == 0 || routes_.is_broadcast(to) || (to >> 28) == 0xe || (to >> 24) == 127) return;
+  if (auto ip = ipv4_view::parse(datagram); ip && ip->header().protocol == ip_protocol::icmp &&
+                                             ip->header().fragment_offset == 0 && !ip->payload().empty()) {
+    const auto t = icmp_type(ip->payload()[0]);
+    if (t != icmp_type::echo_request && t != icmp_type::echo_reply) return;
+  }
   const std::size_t quote = std::min<std::size_t>(datagram.size(), 60 + 8);
-  icmp_message msg{.type = icmp_type::dest_unreachable, .code = code, .data = datagram.first(quote)};
+  icmp_message msg{.type = type, .code = code, .data = datagram.first(quote)};
   send_ipv4(pc, to, ip_protocol::icmp, icmp_view::header_length + quote,
             [&](std::span<std::byte> out, bool) -> std::size_t {
               auto n = emit_icmp(msg, out);

@@ -4,6 +4,8 @@
 #include <cassert>
 #include <cstring>
 
+#include "stack/flow.hh"
+
 namespace affine::stack {
 
 std::string_view to_string(reassembly_drop reason) {
@@ -25,12 +27,13 @@ reassembly::reassembly(const reassembly_config& config)
     : config_(config),
       slots_(config.slots),
       holes_(std::size_t(config.slots) * config.max_holes),
-      arena_(new std::byte[std::size_t(config.slots) * max_payload]) {
+      arena_(new std::byte[std::size_t(config.slots) * (max_first_headers + max_payload)]) {
   assert(config.slots > 0 && config.max_holes > 0);
 }
 
 reassembly_result reassembly::add(const fragment_key& key, std::uint32_t offset_bytes, bool more_fragments,
-                                  std::span<const std::byte> payload, std::uint64_t now_ns) {
+                                  std::span<const std::byte> payload, std::uint64_t now_ns,
+                                  std::span<const std::byte> headers) {
   if (complete_ != none) release(complete_);
   // RFC 791 3.1: offsets count 8-octet blocks, so every fragment but the
   // last carries a multiple of 8 bytes. An empty fragment adds nothing.
@@ -77,6 +80,11 @@ reassembly_result reassembly::add(const fragment_key& key, std::uint32_t offset_
   for (const hole& x : {before, after})
     if (x.first < x.last) base[d.holes++] = x;
   std::memcpy(buffer_of(s) + offset_bytes, payload.data(), len);
+  if (offset_bytes == 0 && headers.size() <= max_first_headers) {
+    std::memcpy(buffer_of(s) - headers.size(), headers.data(), headers.size());
+    d.first_headers = std::uint32_t(headers.size());
+    d.first_len = len;
+  }
   d.held += len;
   held_ += len;
   d.max_end = std::max(d.max_end, end);
@@ -97,10 +105,13 @@ void reassembly::release(std::uint32_t s) {
   if (complete_ == s) complete_ = none;
 }
 
-std::uint32_t reassembly::expire(std::uint64_t now_ns) {
+std::uint32_t reassembly::expire(std::uint64_t now_ns, const expired_fn& first_fragment) {
   std::uint32_t n = 0;
   for (std::uint32_t s = 0; s < slots_.size(); ++s) {
-    if (slots_[s].st == state::open && slots_[s].deadline <= now_ns) {
+    const slot& d = slots_[s];
+    if (d.st == state::open && d.deadline <= now_ns) {
+      if (first_fragment && d.first_len != 0)
+        first_fragment(d.key, {buffer_of(s) - d.first_headers, d.first_headers + d.first_len});
       drop_datagram(s, reassembly_drop::timeout);
       ++n;
     }
@@ -129,7 +140,9 @@ std::uint32_t reassembly::open(const fragment_key& key, std::uint64_t now_ns) {
   for (std::uint32_t s = 0; s < slots_.size(); ++s) {
     if (slots_[s].st != state::free) continue;
     // RFC 815: at first the whole datagram is one hole, from 0 to infinity.
-    slots_[s] = {.st = state::open, .key = key, .deadline = now_ns + config_.timeout_ns, .holes = 1};
+    const bool v6 = !is_v4(key.src);
+    slots_[s] = {.st = state::open, .key = key,
+                 .deadline = now_ns + (v6 ? config_.ipv6_timeout_ns : config_.timeout_ns), .holes = 1};
     *holes_of(s) = {0, unbounded};
     return s;
   }

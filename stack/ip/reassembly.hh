@@ -9,11 +9,15 @@
 //
 // Fragments are copied into the slot, so the caller frees each packet at
 // once. Time is passed in; the owner calls expire() once next_deadline() has
-// come. Precondition: one owner (a core); nothing here is thread-safe.
+// come. A slot keeps the headers of its first fragment (offset 0) in front
+// of the payload, so that an expiry hands that fragment back whole, for the
+// Time Exceeded message that quotes it (RFC 792, RFC 8200 4.5).
+// Precondition: one owner (a core); nothing here is thread-safe.
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <span>
@@ -45,6 +49,10 @@ struct reassembly_config {
   // identification wraps sooner, and a long timeout risks joining fragments
   // of two datagrams (RFC 4963 2).
   std::uint64_t timeout_ns = 30'000'000'000;
+  // RFC 8200 4.5: IPv6 fragments have 60 s ("within 60 seconds of the
+  // reception of the first-arriving fragment"), as in Linux; a host that
+  // gave up sooner would refuse a packet whose fragments came 40 s apart.
+  std::uint64_t ipv6_timeout_ns = 60'000'000'000;
 };
 
 // Why a fragment was dropped. `duplicate`, `bad_length`, `too_big` and
@@ -58,7 +66,7 @@ enum class reassembly_drop : std::uint8_t {
   end_mismatch,    // a last fragment disagreeing with the known end, or data past the end
   too_many_holes,  // max_holes reached
   memory_cap,      // memory_cap reached
-  timeout,         // not complete within timeout_ns
+  timeout,         // not complete within timeout_ns (IPv6: ipv6_timeout_ns)
 };
 inline constexpr std::size_t reassembly_drop_count = std::size_t(reassembly_drop::timeout) + 1;
 std::string_view to_string(reassembly_drop reason);
@@ -78,6 +86,11 @@ class reassembly {
   // RFC 791 3.1: the total length field is 16 bits. The header length is not
   // known here, so this bounds the payload (the ping-of-death check).
   static constexpr std::uint32_t max_payload = 65535;
+  // The most header bytes kept of a first fragment (an IPv4 header is at
+  // most 60; an IPv6 one 40, with its extension headers up to the Fragment
+  // header). A first fragment with more is reassembled all the same, but
+  // its expiry is not answered.
+  static constexpr std::uint32_t max_first_headers = 256;
 
   struct counters {
     std::uint64_t fragments = 0;  // fragments kept
@@ -91,16 +104,21 @@ class reassembly {
   reassembly& operator=(const reassembly&) = delete;
 
   // One fragment: its payload (after the IP header) at `offset_bytes`, with
-  // the MF flag. A complete result's payload stays valid until release() of
-  // its slot or the next add(), which releases it.
+  // the MF flag, and `headers`, the bytes of the packet before its payload
+  // (kept from the first fragment). A complete result's payload stays
+  // valid until release() of its slot or the next add(), which releases it.
   reassembly_result add(const fragment_key& key, std::uint32_t offset_bytes, bool more_fragments,
-                        std::span<const std::byte> payload, std::uint64_t now_ns);
+                        std::span<const std::byte> payload, std::uint64_t now_ns,
+                        std::span<const std::byte> headers = {});
 
   // Gives back the slot of a complete result.
   void release(std::uint32_t slot);
 
-  // Drops the datagrams whose time ran out; returns how many.
-  std::uint32_t expire(std::uint64_t now_ns);
+  // Drops the datagrams whose time ran out; returns how many. For each one
+  // whose first fragment came, `first_fragment` gets its key and that
+  // fragment as it came (headers and payload), valid during the call.
+  using expired_fn = std::function<void(const fragment_key&, std::span<const std::byte> first_fragment)>;
+  std::uint32_t expire(std::uint64_t now_ns, const expired_fn& first_fragment = {});
 
   // When expire() next has work, or no_deadline.
   std::uint64_t next_deadline() const;
@@ -130,12 +148,17 @@ class reassembly {
     std::uint32_t max_end = 0;      // the end of the furthest data received
     std::uint32_t held = 0;         // bytes received
     std::uint32_t holes = 0;        // descriptors in use
+    std::uint32_t first_len = 0;    // the first fragment's payload bytes (0: it has not come)
+    std::uint32_t first_headers = 0;  // its header bytes, kept just before the payload
   };
 
   std::uint32_t find(const fragment_key& key) const;
   std::uint32_t open(const fragment_key& key, std::uint64_t now_ns);
   hole* holes_of(std::uint32_t s);  // max_holes places, the first slot.holes in use
-  std::byte* buffer_of(std::uint32_t s) { return arena_.get() + std::size_t(s) * max_payload; }
+  // A slot's payload, with room for max_first_headers in front of it.
+  std::byte* buffer_of(std::uint32_t s) {
+    return arena_.get() + std::size_t(s) * (max_first_headers + max_payload) + max_first_headers;
+  }
   void free_slot(std::uint32_t s);
   reassembly_result drop(reassembly_drop reason);
   reassembly_result drop_datagram(std::uint32_t s, reassembly_drop reason);

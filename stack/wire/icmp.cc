@@ -29,6 +29,7 @@ std::expected<icmp_view, parse_error> icmp_view::parse(std::span<const std::byte
     case icmp_type::echo_request:
       return icmp_view(bytes);
     case icmp_type::dest_unreachable:
+    case icmp_type::time_exceeded:
       if (auto q = parse_ipv4_quote(bytes.subspan(header_length)); !q) return std::unexpected(q.error());
       return icmp_view(bytes);
   }
@@ -43,7 +44,7 @@ std::uint16_t icmp_view::seq() const noexcept { return sequence.get(bytes_); }
 std::uint16_t icmp_view::next_hop_mtu() const noexcept { return next_hop_mtu_field.get(bytes_); }
 
 std::optional<ipv4_quote> icmp_view::quote() const noexcept {
-  if (type() != icmp_type::dest_unreachable) return std::nullopt;
+  if (type() != icmp_type::dest_unreachable && type() != icmp_type::time_exceeded) return std::nullopt;
   return *parse_ipv4_quote(data());  // checked in parse()
 }
 
@@ -51,7 +52,7 @@ icmp_message icmp_view::message() const noexcept {
   icmp_message m{.type = type(), .code = code(), .data = data()};
   if (type() == icmp_type::dest_unreachable) {
     m.next_hop_mtu = next_hop_mtu();
-  } else {
+  } else if (type() != icmp_type::time_exceeded) {
     m.id = id();
     m.seq = seq();
   }
@@ -67,9 +68,9 @@ std::expected<std::size_t, emit_error> emit_icmp(const icmp_message& m, std::spa
   type_field.set(out, std::uint8_t(m.type));
   code_field.set(out, m.code);
   checksum_field.set(out, 0);
-  if (m.type == icmp_type::dest_unreachable) {
-    unused.set(out, 0);
-    next_hop_mtu_field.set(out, m.next_hop_mtu);
+  if (m.type == icmp_type::dest_unreachable || m.type == icmp_type::time_exceeded) {
+    unused.set(out, 0);  // time exceeded: all four bytes unused (RFC 792)
+    next_hop_mtu_field.set(out, m.type == icmp_type::dest_unreachable ? m.next_hop_mtu : 0);
   } else {
     identifier.set(out, m.id);
     sequence.set(out, m.seq);

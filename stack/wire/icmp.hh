@@ -15,7 +15,10 @@
 
 namespace affine::stack {
 
-enum class icmp_type : std::uint8_t { echo_reply = 0, dest_unreachable = 3, echo_request = 8 };
+enum class icmp_type : std::uint8_t { echo_reply = 0, dest_unreachable = 3, echo_request = 8, time_exceeded = 11 };
+
+// Time exceeded codes (RFC 792).
+enum class time_exceeded_code : std::uint8_t { ttl = 0, reassembly = 1 };
 
 // Destination unreachable codes (RFC 792, RFC 1191 4 for code 4).
 enum class unreachable_code : std::uint8_t {
@@ -33,8 +36,8 @@ struct icmp_message {
   std::uint16_t id = 0;            // echo
   std::uint16_t seq = 0;           // echo
   std::uint16_t next_hop_mtu = 0;  // destination unreachable, code 4
-  // Echo: the data to return. Destination unreachable: the quoted datagram,
-  // its IP header and at least 8 bytes after it.
+  // Echo: the data to return. Destination unreachable, time exceeded: the
+  // quoted datagram, its IP header and at least 8 bytes after it.
   std::span<const std::byte> data{};
 };
 
@@ -43,8 +46,9 @@ class icmp_view {
   static constexpr std::size_t header_length = 8;
 
   // truncated; bad_checksum (unless checksum_mode::offload); unsupported (a
-  // type other than the three above). A destination unreachable whose quote
-  // is not an IPv4 header and 8 bytes fails as parse_ipv4_quote says.
+  // type other than the four above). An error (destination unreachable,
+  // time exceeded) whose quote is not an IPv4 header and 8 bytes fails as
+  // parse_ipv4_quote says.
   static std::expected<icmp_view, parse_error> parse(std::span<const std::byte> bytes,
                                                      checksum_mode mode = checksum_mode::software) noexcept;
 
@@ -55,7 +59,7 @@ class icmp_view {
   std::uint16_t seq() const noexcept;           // echo only
   std::uint16_t next_hop_mtu() const noexcept;  // destination unreachable only
   std::span<const std::byte> data() const noexcept { return bytes_.subspan(header_length); }
-  // The quoted datagram of a destination unreachable; nullopt for echo.
+  // The quoted datagram of an error; nullopt for echo.
   std::optional<ipv4_quote> quote() const noexcept;
   icmp_message message() const noexcept;
 

@@ -3,7 +3,8 @@
 // quoting a segment the stack sent makes it send what is in flight again
 // in smaller segments at once; one quoting a sequence number not in
 // flight, or a connection the stack does not have, changes nothing and is
-// counted.
+// counted. And the stack's own: a datagram whose reassembly times out is
+// answered with Time Exceeded where its first fragment came.
 
 #include <gtest/gtest.h>
 
@@ -13,14 +14,16 @@
 #include "affine/net.hh"
 #include "stack/stack.hh"
 #include "stack/wire/endian.hh"
+#include "stack/wire/ethernet.hh"
 #include "stack/wire/icmp.hh"
+#include "stack/wire/ipv4.hh"
 #include "stack/wire/tcp.hh"
 #include "tests/stack/tcp_peer.hh"
 
 namespace affine::stack {
 namespace {
 
-using testing::frame, testing::tcp_frame, testing::tcp_of, testing::ipv4_frame;
+using testing::frame, testing::tcp_frame, testing::tcp_of, testing::ipv4_frame, testing::peer_mac, testing::stack_mac;
 
 class icmp_error : public testing::tcp_peer {
  protected:
@@ -101,6 +104,59 @@ TEST_F(icmp_error, AQuoteOutOfFlightOrOfNoConnectionChangesNothing) {
     EXPECT_EQ(st.counters(0).get(drop::icmp_ignored), 1u);
     EXPECT_EQ(st.counters(0).icmp_errors_taken.load(), 0u);
   });
+}
+
+// Bytes [offset, offset + len) of a UDP datagram's payload `whole`, as an
+// IPv4 fragment from the peer with identification `id`.
+frame udp_fragment(std::span<const std::byte> whole, std::uint16_t id, std::size_t offset, std::size_t len,
+                   bool more) {
+  frame f(14 + 20 + len);
+  (void)emit_ethernet({.dst = stack_mac, .src = peer_mac, .type = ether_type::ipv4}, f);
+  const ipv4_header h{.src = testing::peer_ip, .dst = testing::stack_ip, .protocol = ip_protocol::udp, .id = id,
+                      .more_fragments = more, .fragment_offset = std::uint16_t(offset),
+                      .payload_length = std::uint16_t(len)};
+  (void)emit_ipv4(h, std::span(f).subspan(14), checksum_mode::software);
+  std::copy_n(whole.begin() + std::ptrdiff_t(offset), len, f.begin() + 34);
+  return f;
+}
+
+// RFC 792, RFC 1122 3.3.2: a datagram not whole within the reassembly time
+// is dropped and counted; where its first fragment came, its source gets
+// Time Exceeded, code 1 (fragment reassembly time exceeded), quoting that
+// fragment's header and first 8 bytes; where only a later one came,
+// nothing ("If fragment zero is not available then no time exceeded need
+// be sent at all").
+TEST_F(icmp_error, AnExpiredReassemblyIsAnsweredWithTimeExceededWhereItsFirstFragmentCame) {
+  with_stack(
+      [&](stack& st) {
+        std::vector<std::byte> datagram(8 + 24);  // a UDP header and 24 bytes
+        for (std::size_t i = 0; i < datagram.size(); ++i) datagram[i] = std::byte(i + 1);
+        const frame first = udp_fragment(datagram, 7, 0, 16, true);
+        send(first);
+        send(udp_fragment(datagram, 8, 16, 16, false));  // another datagram's last fragment
+        std::vector<frame> out;
+        for (int i = 0; i < 100 && st.counters(0).get(drop::fragment_timeout) < 2; ++i)
+          for (frame& f : drain()) out.push_back(std::move(f));
+        for (frame& f : drain()) out.push_back(std::move(f));
+        EXPECT_EQ(st.counters(0).get(drop::fragment_timeout), 2u);
+        std::vector<icmp_message> got;
+        std::vector<std::byte> quoted;
+        for (const frame& f : out) {
+          auto ip = ipv4_view::parse(ethernet_view::parse(f)->payload());
+          if (!ip || ip->header().protocol != ip_protocol::icmp) continue;
+          EXPECT_EQ(ip->header().dst, testing::peer_ip);
+          auto v = icmp_view::parse(ip->payload());
+          ASSERT_TRUE(v.has_value());
+          got.push_back(v->message());
+          quoted.assign(v->data().begin(), v->data().end());
+        }
+        ASSERT_EQ(got.size(), 1u) << "one Time Exceeded, for the datagram whose first fragment came";
+        EXPECT_EQ(got[0].type, icmp_type::time_exceeded);
+        EXPECT_EQ(got[0].code, std::uint8_t(time_exceeded_code::reassembly));
+        ASSERT_GE(quoted.size(), 20u + 8u);
+        EXPECT_TRUE(std::ranges::equal(std::span(quoted).first(20 + 8), std::span(first).subspan(14, 20 + 8)));
+      },
+      [](stack_config& sc) { sc.reassembly.timeout_ns = 30'000'000; });
 }
 
 }  // namespace

@@ -284,6 +284,43 @@ TEST_F(ipv6_input, OverlappingFragmentsDropThePacketUnanswered) {
   });
 }
 
+// RFC 8200 4.5: a packet not whole within the reassembly time is dropped
+// and counted; where its first fragment came, that fragment's source gets
+// Time Exceeded, code 1 (fragment reassembly time exceeded), quoting the
+// fragment as it came; where only a later one came, nothing.
+TEST_F(ipv6_input, AnExpiredReassemblyIsAnsweredWithTimeExceededWhereItsFirstFragmentCame) {
+  with_stack(
+      [&](stack& st) {
+        (void)drain();
+        (void)introduce_peer();
+        std::vector<std::byte> echo(8 + 24);
+        const std::vector<std::byte> data(24, std::byte{0x33});
+        (void)emit_icmpv6({.type = icmpv6_type::echo_request, .id = 7, .seq = 12, .data = data}, peer, ours, echo);
+        const frame first = fragment_of(echo, 0, 16, true, 44);
+        send(first);
+        send(fragment_of(echo, 16, 16, false, 45));  // another packet's last fragment
+        std::vector<frame> out;
+        for (int i = 0; i < 100 && st.counters(0).get(drop::fragment_timeout) < 2; ++i)
+          for (frame& f : drain()) out.push_back(std::move(f));
+        for (frame& f : drain()) out.push_back(std::move(f));
+        EXPECT_EQ(st.counters(0).get(drop::fragment_timeout), 2u);
+        const auto got = icmpv6_of(out);
+        ASSERT_EQ(got.size(), 1u) << "one Time Exceeded, for the packet whose first fragment came";
+        EXPECT_EQ(got[0].ip.src, ours);
+        EXPECT_EQ(got[0].ip.dst, peer);
+        const auto r = icmpv6_view::parse(got[0].bytes, ours, peer);
+        ASSERT_TRUE(r.has_value());
+        EXPECT_EQ(r->type(), icmpv6_type::time_exceeded);
+        EXPECT_EQ(r->code(), 1);
+        EXPECT_TRUE(std::ranges::equal(r->data(), std::span(first).subspan(14)));
+      },
+      [](stack_config& sc) {
+        sc.ipv6 = {{ours, 64}};
+        sc.dad_transmits = 0;
+        sc.reassembly.ipv6_timeout_ns = 30'000'000;
+      });
+}
+
 // The peer's TCP segment over IPv6, and the stack's out of a frame it sent.
 frame tcp6_frame(const tcp_segment& seg) {
   std::vector<std::byte> l4(60 + seg.payload.size());

@@ -145,12 +145,59 @@ TEST_F(reassembly_test, Rfc1122IncompleteDatagramTimesOutAfterThirtySeconds) {
   EXPECT_EQ(r().next_deadline(), reassembly::no_deadline);
 }
 
+TEST_F(reassembly_test, Rfc8200Ipv6DatagramTimesOutAfterSixtySeconds) {
+  const auto d = datagram(2000);
+  fragment_key v6 = key;
+  v6.src[10] = v6.src[11] = 0;  // no longer IPv4-mapped
+  v6.src[0] = 0xfd;
+  frag(d, 0, 1000, 5 * sec, v6);
+  EXPECT_EQ(r().next_deadline(), 65 * sec);
+  EXPECT_EQ(r().expire(65 * sec - 1), 0u);
+  EXPECT_EQ(r().expire(65 * sec), 1u);
+}
+
 TEST_F(reassembly_test, FragmentAfterTheTimeoutStartsAfreshBeforeExpireRuns) {
   const auto d = datagram(2000);
   frag(d, 0, 1000, 0);
   EXPECT_EQ(frag(d, 1000, 1000, 30 * sec).status, reassembly_status::incomplete);
   EXPECT_EQ(r().counts().of(reassembly_drop::timeout), 1u);
   EXPECT_EQ(r().held_bytes(), 1000u);
+}
+
+// RFC 792, RFC 8200 4.5: the Time Exceeded message of an expiry quotes the
+// first fragment, so the slot keeps its headers; expire() hands that
+// fragment back as it came, headers and payload, whenever it came.
+TEST_F(reassembly_test, ExpiryHandsBackTheFirstFragmentAsItCame) {
+  const auto d = datagram(3000);
+  const auto headers = datagram(28);  // an IPv4 header with options, say
+  EXPECT_EQ(frag(d, 2000, 1000).status, reassembly_status::incomplete);
+  EXPECT_EQ(r().add(key, 0, true, std::span(d).first(1000), 0, headers).status, reassembly_status::incomplete);
+  std::vector<std::byte> got;
+  std::uint32_t calls = 0;
+  EXPECT_EQ(r().expire(30 * sec, [&](const fragment_key& k, std::span<const std::byte> first) {
+    ++calls;
+    EXPECT_EQ(k, key);
+    got.assign(first.begin(), first.end());
+  }), 1u);
+  ASSERT_EQ(calls, 1u);
+  std::vector<std::byte> want(headers);
+  want.insert(want.end(), d.begin(), d.begin() + 1000);
+  EXPECT_TRUE(std::ranges::equal(got, want));
+}
+
+// Without its first fragment, an expiry has nothing to quote (RFC 792: "If
+// fragment zero is not available then no time exceeded need be sent at
+// all"); nor with headers past what a slot keeps.
+TEST_F(reassembly_test, ExpiryWithoutTheFirstFragmentHandsBackNothing) {
+  const auto d = datagram(3000);
+  const fragment_key other{.src = v4_flow(0x0a000001), .dst = v4_flow(0x0a000002), .id = 78, .protocol = 17};
+  EXPECT_EQ(frag(d, 1000, 1000).status, reassembly_status::incomplete);
+  const std::vector<std::byte> long_headers(reassembly::max_first_headers + 8);
+  EXPECT_EQ(r().add(other, 0, true, std::span(d).first(1000), 0, long_headers).status, reassembly_status::incomplete);
+  std::uint32_t calls = 0;
+  EXPECT_EQ(r().expire(30 * sec, [&](const fragment_key&, std::span<const std::byte>) { ++calls; }), 2u);
+  EXPECT_EQ(calls, 0u);
+  EXPECT_EQ(r().counts().of(reassembly_drop::timeout), 2u);
 }
 
 TEST_F(reassembly_test, MemoryCapDropsTheDatagramThatWouldPassIt) {

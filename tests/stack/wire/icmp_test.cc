@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <vector>
@@ -111,9 +112,28 @@ TEST(Icmp, CorruptMessageIsBadChecksumUnlessSkipped) {
   EXPECT_TRUE(icmp_view::parse(bytes, checksum_mode::offload));
 }
 
+// RFC 792: time exceeded is an error as destination unreachable is: four
+// unused bytes (zero), then the datagram's IPv4 header and 8 bytes.
+TEST(Icmp, TimeExceededRoundTripCarriesItsQuote) {
+  std::vector<std::byte> quote(28, std::byte{0});
+  quote[0] = std::byte{0x45};
+  std::vector<std::byte> buf(8 + quote.size());
+  ASSERT_TRUE(emit_icmp({.type = icmp_type::time_exceeded, .code = 1, .next_hop_mtu = 1400, .data = quote}, buf));
+  EXPECT_TRUE(std::ranges::all_of(std::span(buf).subspan(4, 4), [](std::byte b) { return b == std::byte{0}; }));
+  auto v = icmp_view::parse(buf);
+  ASSERT_TRUE(v.has_value());
+  EXPECT_EQ(v->type(), icmp_type::time_exceeded);
+  EXPECT_EQ(v->code(), std::uint8_t(time_exceeded_code::reassembly));
+  EXPECT_TRUE(v->quote().has_value());
+  EXPECT_TRUE(std::ranges::equal(v->data(), quote));
+  std::vector<std::byte> short_quote(8 + 27);
+  ASSERT_TRUE(emit_icmp({.type = icmp_type::time_exceeded, .code = 1, .data = std::span(quote).first(27)}, short_quote));
+  EXPECT_EQ(icmp_view::parse(short_quote).error(), parse_error::truncated);
+}
+
 TEST(Icmp, OtherTypesAreUnsupported) {
-  // Time exceeded (11) and timestamp request (13), with valid checksums.
-  for (const int type : {11, 13, 5}) {
+  // Redirect (5), timestamp request (13), source quench (4), with valid checksums.
+  for (const int type : {13, 5, 4}) {
     auto bytes = bytes_of({type, 0, 0, 0, 0, 0, 0, 0});
     store_be16(bytes.data() + 2, internet_checksum(bytes));
     EXPECT_EQ(icmp_view::parse(bytes).error(), parse_error::unsupported) << "type " << type;
