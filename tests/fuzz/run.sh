@@ -22,6 +22,8 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 if [ -z "${ASAN_SYMBOLIZER_PATH:-}" ] && symbolizer=$(command -v llvm-symbolizer-19 || command -v llvm-symbolizer); then
   export ASAN_SYMBOLIZER_PATH=$symbolizer
 fi
-limits=(-timeout=10 -rss_limit_mb=2048 -artifact_prefix="$work/")
+# -error_exitcode: libFuzzer's own default, 77, is what meson reads as a
+# skipped test, so a crash would pass unseen.
+limits=(-timeout=10 -rss_limit_mb=2048 -error_exitcode=1 -artifact_prefix="$work/")
 "$target" "${limits[@]}" "$work"/corpus/*
 "$target" "${limits[@]}" -max_total_time="$seconds" -print_final_stats=1 "$work/corpus"

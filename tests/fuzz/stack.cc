@@ -547,9 +547,14 @@ class driver {
       checksum_accumulator sum;
       sum.add(m);
       require(m.size() >= icmp_view::header_length && sum.verifies(), "the stack sent an ICMP message that does not parse");
+      // Time exceeded: a datagram whose reassembly timed out, code 1,
+      // quoting its first fragment.
       const auto type = icmp_type(std::to_integer<std::uint8_t>(m[0]));
-      require(type == icmp_type::echo_reply || type == icmp_type::dest_unreachable, "the stack sent an unexpected ICMP type");
-      if (type == icmp_type::dest_unreachable)
+      const auto code = std::to_integer<std::uint8_t>(m[1]);
+      require(type == icmp_type::echo_reply || type == icmp_type::dest_unreachable ||
+                  (type == icmp_type::time_exceeded && code == std::uint8_t(time_exceeded_code::reassembly)),
+              "the stack sent an unexpected ICMP type");
+      if (type != icmp_type::echo_reply)
         require(m.size() >= icmp_view::header_length + ipv4_view::min_header_length,
                 "the stack's ICMP error quotes less than an IPv4 header");
       return;

@@ -146,7 +146,8 @@ void check_icmp(bytes_view bytes) {
           "ICMP data within the message, all of it after the header");
   const icmp_message m = v->message();
   const auto quote = v->quote();
-  require(quote.has_value() == (m.type == icmp_type::dest_unreachable), "a quote exactly in destination unreachable");
+  require(quote.has_value() == (m.type == icmp_type::dest_unreachable || m.type == icmp_type::time_exceeded),
+          "a quote exactly in the errors: destination unreachable, time exceeded");
   if (quote) {
     require(inside(quote->transport, v->data()) && quote->transport.size() >= 8, "the quote within the ICMP data");
     touch(quote->transport);
