@@ -159,8 +159,6 @@ void stack::send_arp(per_core& pc, bool reply, const mac_address& dst_mac, std::
   pc.tx.send(m);
 }
 
-// RFC 792 / RFC 1122 3.2.2.1: destination unreachable quoting the offending
-// datagram's header and at least 8 bytes of its data.
 // RFC 792, RFC 1122 3.2.2: an error about `datagram` (its header and the
 // first 8 bytes after it), to its source; never about an ICMP error, nor
 // to a source that is not one host (RFC 1122 3.2.2: zero, a broadcast, a
