@@ -93,6 +93,9 @@ class core_counters {
   std::atomic<std::uint64_t> nd_solicitations_sent{0}, nd_advertisements_sent{0};
   // Our addresses Duplicate Address Detection found in use (RFC 4862 5.4.5).
   std::atomic<std::uint64_t> ipv6_duplicates{0};
+  // Redirects taken (RFC 4861 8.3); one not from the first hop is the drop
+  // ndp.bad_source.
+  std::atomic<std::uint64_t> ipv6_redirects{0};
   // SYN cookies (RFC 4987 3.6) answered, and returned valid (the invalid
   // ones are the drop tcp.syn_cookie_invalid).
   std::atomic<std::uint64_t> syn_cookies_sent{0}, syn_cookies_accepted{0};

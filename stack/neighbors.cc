@@ -34,9 +34,10 @@ bool stack::ipv6_group_mac(const mac_address& mac) {
   return v6_->accepts(mac);
 }
 
-void stack::learn_neighbor(per_core& pc, const ipv6_bytes& addr, const mac_address& mac, std::uint64_t now) {
+void stack::learn_neighbor(per_core& pc, const ipv6_bytes& addr, const mac_address& mac, std::uint64_t now,
+                           bool from_router) {
   std::lock_guard g(v6_lock_);
-  for (rte_mbuf* w : nd_.on_solicitation_or_other(addr, mac, now)) {
+  for (rte_mbuf* w : nd_.on_solicitation_or_other(addr, mac, now, from_router)) {
     mac_field{0}.set({rte_pktmbuf_mtod(w, std::byte*), w->data_len}, mac);
     bump(pc.counters.tx_packets);
     pc.tx.send(w);

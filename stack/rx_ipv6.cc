@@ -77,9 +77,20 @@ void stack::ipv6_in(per_core& pc, std::span<const std::byte> bytes, std::uint64_
     if (r.status != reassembly_status::complete) return;
     if (to == ipv6_interface::match::tentative) {
       pc.counters.count(drop::not_our_address);
+    } else if (const std::span<const std::byte> first = r.first_fragment; !first.empty()) {
+      // The extension headers after the Fragment header (Destination
+      // Options, RFC 8200 4.1), which the first fragment's walk checked,
+      // are stepped over; an error about the datagram quotes that fragment
+      // as it came, its pointer into it.
+      const auto data = std::size_t(r.payload.data() - first.data());
+      const ipv6_chain_end e = skip_ipv6_chain(first, up->protocol, data - 8, data);
+      if (e.how == ipv6_chain_end::stop::upper && e.at <= first.size())
+        upper_in(pc, h, e.protocol, e.protocol_field, r.payload.subspan(e.at - data), first, to, now);
+      else
+        pc.counters.count(drop::fragment);  // cannot be: the first fragment's walk refused such a chain
     } else if (is_extension(up->protocol)) {
-      // An extension header after the Fragment header: left to the
-      // first fragment's walk by RFC 8200, not walked here.
+      // Its first fragment's headers were too long to keep
+      // (reassembly::max_first_headers), and the chain with them.
       pc.counters.count(drop::fragment);
     } else {
       upper_in(pc, h, up->protocol, up->protocol_field, r.payload, ip->packet(), to, now);
@@ -139,6 +150,10 @@ void stack::icmpv6_in(per_core& pc, const ipv6_header& ip, std::span<const std::
     case icmpv6_type::neighbor_solicitation: solicitation_in(pc, ip, *v, now); return;
     case icmpv6_type::neighbor_advertisement: advertisement_in(pc, ip, *v, now); return;
     case icmpv6_type::router_advertisement: router_advertisement_in(pc, ip, *v, now); return;
+    case icmpv6_type::redirect:
+      if (to != ipv6_interface::match::unicast) break;  // sent to the packet's source (8.2)
+      redirect_in(pc, ip, *v, now);
+      return;
     case icmpv6_type::dest_unreachable:
     case icmpv6_type::packet_too_big:
       if (to != ipv6_interface::match::unicast) break;
@@ -235,8 +250,34 @@ void stack::router_advertisement_in(per_core& pc, const ipv6_header& ip, const i
     // Its Reachable Time and Retrans Timer (milliseconds; 0: unspecified).
     nd_.set_timers(std::uint64_t(ra->reachable_time) * 1'000'000, std::uint64_t(ra->retrans_timer) * 1'000'000);
   }
-  if (ra->source_link_layer) learn_neighbor(pc, ip.src, *ra->source_link_layer, now);
+  if (ra->source_link_layer) learn_neighbor(pc, ip.src, *ra->source_link_layer, now, true);
   poke_timer(*cores_[0]);  // the router's lifetime is a deadline of core 0's
+}
+
+// RFC 4861 8.3: a valid Redirect from the current first hop for its
+// destination sends that destination's packets to its target from now on
+// (ipv6_interface::on_redirect); the target's link-layer address, where
+// the Redirect gives it, goes to the neighbor cache as an unsolicited one
+// does (STALE where it is new or changed), as a router's where the target
+// is not the destination. The Redirected Header is not read. This host
+// sends none (a host MUST NOT, 8.2).
+void stack::redirect_in(per_core& pc, const ipv6_header& ip, const icmpv6_view& v, std::uint64_t now) {
+  auto r = parse_redirect(v, ip);
+  if (!r) {
+    pc.counters.count(layer::ndp, r.error());
+    return;
+  }
+  {
+    std::lock_guard g(v6_lock_);
+    if (!v6_->on_redirect(ip.src, r->destination, r->target, now)) {
+      pc.counters.count(layer::ndp, parse_error::bad_source);  // 8.1: not from the first hop
+      return;
+    }
+    v6_changes_.fetch_add(1, std::memory_order_release);
+  }
+  bump(pc.counters.ipv6_redirects);
+  // A target other than the destination is a router (IsRouter set).
+  if (r->target_link_layer) learn_neighbor(pc, r->target, *r->target_link_layer, now, r->target != r->destination);
 }
 
 // RFC 768 over IPv6 (RFC 8200 8.1: the checksum is mandatory): a datagram

@@ -69,6 +69,7 @@ stack::stack(runtime& rt, drivers::port& port, const stack_config& cfg, route_ta
       tx_l4_offload_(port.caps().tx_l4_checksum && port.caps().tx_ipv4_checksum),
       isn_(tcp::isn_generator::from_random_device()),
       cookies_(tcp::syn_cookies::from_random_device()),
+      flow_label_key_(tcp::random_siphash_key()),
       challenge_budget_(cfg.challenge_acks_per_s, std::random_device{}()),
       flows_(cfg.max_connections),
       arp_(cfg.arp),

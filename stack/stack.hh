@@ -214,6 +214,7 @@ class stack final : public drivers::packet_sink {
   void solicitation_in(per_core& pc, const ipv6_header& ip, const icmpv6_view& v, std::uint64_t now);
   void advertisement_in(per_core& pc, const ipv6_header& ip, const icmpv6_view& v, std::uint64_t now);
   void router_advertisement_in(per_core& pc, const ipv6_header& ip, const icmpv6_view& v, std::uint64_t now);
+  void redirect_in(per_core& pc, const ipv6_header& ip, const icmpv6_view& v, std::uint64_t now);
   void upper_in(per_core& pc, const ipv6_header& h, std::uint8_t protocol, std::size_t protocol_field,
                 std::span<const std::byte> payload, std::span<const std::byte> packet, ipv6_interface::match to,
                 std::uint64_t now);
@@ -222,7 +223,9 @@ class stack final : public drivers::packet_sink {
 
   // neighbors.cc: the neighbor cache (RFC 4861 7.2, 7.3) as the stack
   // uses it, and the IPv6 interface's timers (DAD, routers) on core 0.
-  void learn_neighbor(per_core& pc, const ipv6_bytes& addr, const mac_address& mac, std::uint64_t now);
+  // `from_router`: the message says `addr` is a router (IsRouter, RFC 4861 6.3.4, 8.3).
+  void learn_neighbor(per_core& pc, const ipv6_bytes& addr, const mac_address& mac, std::uint64_t now,
+                      bool from_router = false);
   void advertised_neighbor(per_core& pc, const neighbor_advertisement& na, std::uint64_t now);
   void transmit_ipv6(per_core& pc, rte_mbuf* m, const ipv6_bytes& next_hop, std::uint64_t now);
   std::uint64_t ipv6_deadline();  // core 0's timer fiber
@@ -293,9 +296,13 @@ class stack final : public drivers::packet_sink {
   // The source for a packet to `dst`: the IPv4 address, or one of the
   // IPv6 addresses (RFC 6724); nullopt when the port has none of its family.
   std::optional<flow_address> source_for(const flow_address& dst);
-  // IPv6 packets of `proto` for the transport layer, from `src` to `dst`.
-  void send_ip(per_core& pc, const flow_address& src, const flow_address& dst, std::uint8_t proto,
-               std::size_t l4_bytes, l4_writer write, std::uint64_t now);
+  // A packet of `proto` for the transport layer, from t.local_addr to
+  // t.remote_addr, over IPv4 or IPv6 (with the flow's label).
+  void send_ip(per_core& pc, const flow_tuple& t, std::uint8_t proto, std::size_t l4_bytes, l4_writer write,
+               std::uint64_t now);
+  // The IPv6 flow label of a transport flow (RFC 6437): one per flow, the
+  // same on all its packets, not 0.
+  std::uint32_t flow_label(const flow_tuple& t, std::uint8_t proto) const;
 
   runtime& rt_;
   drivers::port& port_;
@@ -306,6 +313,7 @@ class stack final : public drivers::packet_sink {
   bool tx_l4_offload_ = false;
   tcp::isn_generator isn_;
   tcp::syn_cookies cookies_;
+  tcp::siphash_key flow_label_key_;
   mutable tcp::challenge_budget challenge_budget_;  // every connection's (connection_config())
   flow_table flows_;
   std::atomic<std::size_t> time_wait_count_{0};  // sockets with in_time_wait set

@@ -116,13 +116,16 @@ void stack::transmit(per_core& pc, rte_mbuf* m, std::uint32_t next_hop, std::uin
   }
 }
 
-void stack::send_ip(per_core& pc, const flow_address& src, const flow_address& dst, std::uint8_t proto,
-                    std::size_t l4_bytes, l4_writer write, std::uint64_t now) {
-  if (is_v4(dst)) {
-    send_ipv4(pc, v4_address(dst), ip_protocol(proto), l4_bytes, write, now);
+void stack::send_ip(per_core& pc, const flow_tuple& t, std::uint8_t proto, std::size_t l4_bytes, l4_writer write,
+                    std::uint64_t now) {
+  if (t.v4()) {
+    send_ipv4(pc, v4_address(t.remote_addr), ip_protocol(proto), l4_bytes, write, now);
     return;
   }
-  send_ipv6(pc, {.src = src, .dst = dst, .next = proto, .hop_limit = unicast_hop_limit}, l4_bytes, write, now);
+  send_ipv6(pc,
+            {.src = t.local_addr, .dst = t.remote_addr, .flow_label = flow_label(t, proto), .next = proto,
+             .hop_limit = unicast_hop_limit},
+            l4_bytes, write, now);
 }
 
 void stack::send_tcp(per_core& pc, const flow_tuple& t, const tcp_segment& seg, std::uint64_t now) {
@@ -130,7 +133,7 @@ void stack::send_tcp(per_core& pc, const flow_tuple& t, const tcp_segment& seg, 
   const std::size_t len = tcp_view::min_header_length + tcp_options_length(seg.options) + seg.payload.size();
   bump(pc.counters.tcp_segments_out);
   const pseudo_header ph = outbound_pseudo(t, next_header::tcp);
-  send_ip(pc, t.local_addr, t.remote_addr, next_header::tcp, len,
+  send_ip(pc, t, next_header::tcp, len,
           [&](std::span<std::byte> out, bool offload) -> std::size_t {
             auto n = emit_tcp(seg, ph, out, offload ? checksum_mode::offload : checksum_mode::software);
             return n ? *n : 0;

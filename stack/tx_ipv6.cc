@@ -86,6 +86,21 @@ void stack::send_ipv6(per_core& pc, const ipv6_header& h, std::size_t l4_bytes, 
   transmit_ipv6(pc, m, *next_hop, now);
 }
 
+// RFC 6437 3 (and RFC 8200 6): each transport flow gets a label of its
+// own, the same on all its packets (retransmissions too), that no one
+// outside can guess: SipHash-2-4 of its connection id and protocol, keyed
+// at start, as Linux labels from a flow's hash (auto_flowlabels). Routers
+// and LAGs hash it to spread flows over paths without reading past the
+// IPv6 header (RFC 6438). Labels are not reflected: a label names the
+// sender's flow.
+std::uint32_t stack::flow_label(const flow_tuple& t, std::uint8_t proto) const {
+  std::array<std::byte, tcp::max_connection_id + 1> id;
+  const std::size_t n = tcp::put_connection_id(t, std::span(id).first<tcp::max_connection_id>());
+  id[n] = std::byte{proto};
+  const auto label = std::uint32_t(tcp::siphash_2_4(flow_label_key_, std::span(id).first(n + 1))) & 0xfffff;
+  return label != 0 ? label : 1;  // 0: no label
+}
+
 // An ICMPv6 message from `src` to `dst`: written after the IPv6 header by
 // `write`, which returns its length.
 void stack::send_icmpv6(per_core& pc, const ipv6_bytes& src, const ipv6_bytes& dst, std::uint8_t hop_limit,

@@ -130,7 +130,7 @@ std::expected<void, std::error_code> stack::send_udp(std::uint16_t local_port, n
   const udp_header h{.src_port = local_port, .dst_port = to.port};
   const flow_tuple t{*src, dst, local_port, to.port};
   const pseudo_header ph = outbound_pseudo(t, next_header::udp);
-  send_ip(here(), *src, dst, next_header::udp, udp_view::header_length + datagram.size(),
+  send_ip(here(), t, next_header::udp, udp_view::header_length + datagram.size(),
           [&](std::span<std::byte> out, bool offload) -> std::size_t {
             auto n = emit_udp(h, datagram, ph, out, offload ? checksum_mode::offload : checksum_mode::software);
             return n ? *n : 0;

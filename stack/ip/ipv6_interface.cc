@@ -63,8 +63,10 @@ ipv6_interface::due ipv6_interface::expire(std::uint64_t now_ns) {
   std::erase_if(routers_, [&](const router& r) {
     if (now_ns < r.expires) return false;
     ++counts_.routers_expired;
+    forget_redirects_to(r.address);
     return true;
   });
+  std::erase_if(redirects_, [&](const redirected& r) { return now_ns >= r.expires; });
   return {probe_, ready_};
 }
 
@@ -136,6 +138,8 @@ bool ipv6_interface::on_link(const ipv6_bytes& dst) const {
 }
 
 std::optional<ipv6_bytes> ipv6_interface::next_hop(const ipv6_bytes& dst, std::uint64_t now_ns) const {
+  for (const redirected& r : redirects_)
+    if (r.destination == dst && now_ns < r.expires) return r.target;
   if (on_link(dst)) return dst;
   if (config_.gateway) return config_.gateway;
   for (const router& r : routers_)
@@ -175,6 +179,7 @@ void ipv6_interface::on_router_advertisement(const ipv6_bytes& router_address, s
       routers_.erase(it);
       ++counts_.routers_expired;
     }
+    forget_redirects_to(router_address);
     return;
   }
   const std::uint64_t expires = now_ns + std::uint64_t(lifetime_s) * 1'000'000'000;
@@ -193,6 +198,35 @@ void ipv6_interface::on_router_advertisement(const ipv6_bytes& router_address, s
 void ipv6_interface::router_gone(const ipv6_bytes& router_address) {
   if (std::erase_if(routers_, [&](const router& r) { return r.address == router_address; }) > 0)
     ++counts_.routers_expired;
+  forget_redirects_to(router_address);
+}
+
+// RFC 4861 6.3.5: the destinations that went through a deleted router find
+// their next hop again.
+void ipv6_interface::forget_redirects_to(const ipv6_bytes& router_address) {
+  std::erase_if(redirects_, [&](const redirected& r) { return r.target == router_address; });
+}
+
+bool ipv6_interface::on_redirect(const ipv6_bytes& router_address, const ipv6_bytes& destination,
+                                 const ipv6_bytes& target, std::uint64_t now_ns) {
+  if (next_hop(destination, now_ns) != router_address || config_.max_redirects == 0) {
+    ++counts_.redirects_refused;
+    return false;
+  }
+  const std::uint64_t expires = now_ns + config_.redirect_lifetime_ns;
+  auto it = std::find_if(redirects_.begin(), redirects_.end(),
+                         [&](const redirected& r) { return r.destination == destination; });
+  if (it == redirects_.end()) {
+    std::erase_if(redirects_, [&](const redirected& r) { return now_ns >= r.expires; });
+    if (redirects_.size() >= config_.max_redirects)
+      redirects_.erase(std::min_element(redirects_.begin(), redirects_.end(),
+                                        [](const redirected& a, const redirected& b) { return a.expires < b.expires; }));
+    it = redirects_.insert(redirects_.end(), {destination, target, expires});
+  }
+  it->target = target;
+  it->expires = expires;
+  ++counts_.redirects_taken;
+  return true;
 }
 
 }  // namespace affine::stack

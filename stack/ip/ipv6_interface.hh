@@ -44,6 +44,8 @@ struct ipv6_interface_config {
   std::uint32_t dad_transmits = 1;             // RFC 4862 5.1 DupAddrDetectTransmits
   std::uint64_t retrans_ns = 1'000'000'000;    // RFC 4861 10 RETRANS_TIMER
   std::uint32_t max_routers = 8;               // advertised default routers kept (the rest are counted)
+  std::uint32_t max_redirects = 64;            // destinations redirected at once (the oldest makes room)
+  std::uint64_t redirect_lifetime_ns = 600'000'000'000;  // how long a redirect holds: 10 minutes
 };
 
 enum class ipv6_address_state : std::uint8_t { tentative, preferred, duplicate };
@@ -58,6 +60,8 @@ class ipv6_interface {
     std::uint64_t routers_added = 0;     // advertised default routers taken
     std::uint64_t routers_expired = 0;   // their lifetime ran out, or they said they are no router
     std::uint64_t routers_full = 0;      // advertisements not kept: max_routers reached
+    std::uint64_t redirects_taken = 0;   // Redirects that changed a destination's first hop
+    std::uint64_t redirects_refused = 0; // Redirects not from the destination's first hop (RFC 4861 8.1)
   };
 
   struct address_entry {
@@ -99,10 +103,11 @@ class ipv6_interface {
   // The groups joined (for MLD reports): all-nodes first.
   std::vector<ipv6_bytes> groups() const;
 
-  // The neighbor a packet to `dst` goes to: `dst` itself when it is
-  // link-local, multicast or inside an on-link prefix (RFC 4861 5.2), else
-  // the configured gateway, else the first advertised router still alive;
-  // nullopt when there is none.
+  // The neighbor a packet to `dst` goes to: the target of a Redirect for
+  // it still held, else `dst` itself when it is link-local, multicast or
+  // inside an on-link prefix (RFC 4861 5.2), else the configured gateway,
+  // else the first advertised router still alive; nullopt when there is
+  // none.
   std::optional<ipv6_bytes> next_hop(const ipv6_bytes& dst, std::uint64_t now_ns) const;
   // The source address for a packet to `dst` (RFC 6724 5, the rules that
   // matter to one interface): a preferred address of the same scope
@@ -115,6 +120,16 @@ class ipv6_interface {
   void on_router_advertisement(const ipv6_bytes& router, std::uint16_t lifetime_s, std::uint64_t now_ns);
   // RFC 4861 7.2.5: the neighbor said it is no longer a router.
   void router_gone(const ipv6_bytes& router);
+  // RFC 4861 8.3: a Redirect from `router` sends packets for `destination`
+  // to `target` from now on: a better router, or the destination itself
+  // (`target` == `destination`: it is on-link). Taken only from the
+  // current first hop for `destination` (8.1; false otherwise, and nothing
+  // changes). It holds for redirect_lifetime_ns, and ends with the router
+  // it names when that router is deleted (6.3.5); at most max_redirects
+  // are held, the one nearest its end making room.
+  bool on_redirect(const ipv6_bytes& router, const ipv6_bytes& destination, const ipv6_bytes& target,
+                   std::uint64_t now_ns);
+  std::size_t redirects() const { return redirects_.size(); }
 
   std::span<const address_entry> addresses() const { return addresses_; }
   std::size_t routers() const { return routers_.size(); }
@@ -127,12 +142,20 @@ class ipv6_interface {
     std::uint64_t expires = 0;
   };
 
+  struct redirected {
+    ipv6_bytes destination{};
+    ipv6_bytes target{};
+    std::uint64_t expires = 0;
+  };
+
   const address_entry* find(const ipv6_bytes& a) const;
   bool on_link(const ipv6_bytes& dst) const;
+  void forget_redirects_to(const ipv6_bytes& router);
 
   ipv6_interface_config config_;
   std::vector<address_entry> addresses_;
   std::vector<router> routers_;
+  std::vector<redirected> redirects_;
   std::vector<ipv6_bytes> probe_;
   std::vector<ipv6_bytes> ready_;
   counters counts_;

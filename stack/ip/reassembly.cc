@@ -96,7 +96,14 @@ reassembly_result reassembly::add(const fragment_key& key, std::uint32_t offset_
   d.st = state::complete;
   complete_ = s;
   ++counts_.completed;
-  return {.status = reassembly_status::complete, .slot = s, .payload = {buffer_of(s), d.end}};
+  return {.status = reassembly_status::complete, .slot = s, .payload = {buffer_of(s), d.end},
+          .first_fragment = first_fragment_of(s)};
+}
+
+std::span<const std::byte> reassembly::first_fragment_of(std::uint32_t s) {
+  const slot& d = slots_[s];
+  if (d.first_len == 0) return {};
+  return {buffer_of(s) - d.first_headers, d.first_headers + d.first_len};
 }
 
 void reassembly::release(std::uint32_t s) {
@@ -110,8 +117,7 @@ std::uint32_t reassembly::expire(std::uint64_t now_ns, const expired_fn& first_f
   for (std::uint32_t s = 0; s < slots_.size(); ++s) {
     const slot& d = slots_[s];
     if (d.st == state::open && d.deadline <= now_ns) {
-      if (first_fragment && d.first_len != 0)
-        first_fragment(d.key, {buffer_of(s) - d.first_headers, d.first_headers + d.first_len});
+      if (const auto first = first_fragment_of(s); first_fragment && !first.empty()) first_fragment(d.key, first);
       drop_datagram(s, reassembly_drop::timeout);
       ++n;
     }

@@ -78,6 +78,11 @@ struct reassembly_result {
   reassembly_drop reason{};            // when dropped
   std::uint32_t slot = 0;              // when complete: give it back with release()
   std::span<const std::byte> payload{};  // when complete: the datagram's whole payload
+  // When complete: its first fragment as it came, headers and payload,
+  // which ends inside `payload` (its headers lie just before it); empty
+  // where the headers were longer than max_first_headers. Valid as long as
+  // `payload`.
+  std::span<const std::byte> first_fragment{};
 };
 
 class reassembly {
@@ -160,6 +165,7 @@ class reassembly {
     return arena_.get() + std::size_t(s) * (max_first_headers + max_payload) + max_first_headers;
   }
   void free_slot(std::uint32_t s);
+  std::span<const std::byte> first_fragment_of(std::uint32_t s);  // empty before it came
   reassembly_result drop(reassembly_drop reason);
   reassembly_result drop_datagram(std::uint32_t s, reassembly_drop reason);
 

@@ -28,6 +28,19 @@ ipv6_chain_error refuse(parse_error reason, std::optional<std::uint8_t> code = s
 constexpr std::uint8_t code_header_field = 0;
 constexpr std::uint8_t code_next_header = 1;
 constexpr std::uint8_t code_option = 2;
+constexpr std::uint8_t code_incomplete_chain = 3;  // RFC 7112: IPv6 First Fragment has incomplete IPv6 Header Chain
+
+// The fixed header of an upper layer, which a first fragment must hold
+// (RFC 7112 5; Linux's ipv6frag_thdr_truncated asks the same of TCP, UDP
+// and ICMPv6): 0 for what this host does not parse.
+std::size_t upper_header_length(std::uint8_t protocol) noexcept {
+  switch (protocol) {
+    case next_header::tcp: return 20;
+    case next_header::udp: return 8;
+    case next_header::icmpv6: return 4;
+    default: return 0;
+  }
+}
 
 // The options of a hop-by-hop or destination options header (RFC 8200 4.2),
 // `options` starting at `at` in `packet`. Pad1 and PadN are skipped; an
@@ -116,14 +129,25 @@ std::expected<ipv6_upper, ipv6_chain_error> walk_ipv6_chain(const ipv6_view& v, 
   std::size_t next_field = 6;  // the Next Header field that names `next`
   std::size_t at = ipv6_view::header_length;
   std::optional<ipv6_fragment> fragment;
+  // In a first fragment, the chain after the Fragment header is walked too,
+  // and must end in it with the upper layer's header (RFC 8200 4.5, RFC
+  // 7112): refused otherwise with code 3 and pointer 0.
+  const auto first_fragment = [&] { return fragment && !fragment->atomic(); };
+  const auto truncated = [&](std::size_t pointer) {
+    return first_fragment() ? refuse(parse_error::bad_extension, code_incomplete_chain, 0)
+                            : refuse(parse_error::bad_extension, code_header_field, pointer);
+  };
   for (unsigned seen = 0;; ++seen) {
     if (!is_extension(next)) break;
     if (seen == max_headers) return std::unexpected(refuse(parse_error::bad_extension));
     if (next == next_header::hop_by_hop && at != ipv6_view::header_length)
       return std::unexpected(refuse(parse_error::bad_extension, code_next_header, next_field));
-    if (at + 8 > p.size()) return std::unexpected(refuse(parse_error::bad_extension));
+    if (at + 8 > p.size())
+      return std::unexpected(first_fragment() ? truncated(0) : refuse(parse_error::bad_extension));
     const auto following = std::uint8_t(p[at]);
     if (next == next_header::fragment) {
+      // A second one: a fragment of a fragment, which no sender makes.
+      if (fragment) return std::unexpected(refuse(parse_error::bad_extension));
       const ipv6_fragment f = fragment_at(p, at);
       // RFC 8200 4.5: a fragment with more to come carries a multiple of 8 bytes.
       if (f.more && (p.size() - at - 8) % 8 != 0)
@@ -136,11 +160,11 @@ std::expected<ipv6_upper, ipv6_chain_error> walk_ipv6_chain(const ipv6_view& v, 
       next = following;
       at += 8;
       fragment = f;
-      if (!f.atomic()) break;  // the rest waits for reassembly
+      if (f.offset != 0) break;  // the rest waits for reassembly
       continue;
     }
     const std::size_t len = extension_length(next, p, at);
-    if (at + len > p.size()) return std::unexpected(refuse(parse_error::bad_extension, code_header_field, at + 1));
+    if (at + len > p.size()) return std::unexpected(truncated(at + 1));
     if (next == next_header::routing) {
       // A final destination: with segments left this host would have to
       // forward, which it does not (RFC 8200 4.4).
@@ -153,8 +177,31 @@ std::expected<ipv6_upper, ipv6_chain_error> walk_ipv6_chain(const ipv6_view& v, 
     next = following;
     at += len;
   }
+  if (fragment && !fragment->atomic()) {
+    if (fragment->offset == 0 && p.size() - at < upper_header_length(next)) return std::unexpected(truncated(0));
+    // The fragment's data, from just after its Fragment header, is what
+    // reassembly joins; the chain there is stepped over once it is whole.
+    const std::size_t data = fragment->header_at + 8;
+    return ipv6_upper{.protocol = std::uint8_t(p[fragment->header_at]), .protocol_field = fragment->header_at,
+                      .offset = data, .payload = p.subspan(data), .fragment = fragment};
+  }
   return ipv6_upper{.protocol = next, .protocol_field = next_field, .offset = at, .payload = p.subspan(at),
                     .fragment = fragment};
+}
+
+ipv6_chain_end skip_ipv6_chain(std::span<const std::byte> packet, std::uint8_t next, std::size_t field,
+                               std::size_t at, unsigned max_headers) noexcept {
+  for (unsigned seen = 0; is_extension(next); ++seen) {
+    if (seen == max_headers || at + 8 > packet.size()) return {next, field, at, ipv6_chain_end::stop::cut};
+    const auto following = std::uint8_t(packet[at]);
+    const std::size_t len = extension_length(next, packet, at);
+    if (next == next_header::fragment && fragment_at(packet, at).offset != 0)
+      return {following, at, at + len, ipv6_chain_end::stop::later_fragment};
+    field = at;
+    next = following;
+    at += len;
+  }
+  return {next, field, at, ipv6_chain_end::stop::upper};
 }
 
 std::expected<std::size_t, emit_error> emit_ipv6(const ipv6_header& h, std::span<std::byte> out) noexcept {
@@ -174,25 +221,14 @@ std::expected<ipv6_quote, parse_error> parse_ipv6_quote(std::span<const std::byt
   if (version_class_flow.get(bytes) >> 28 != 6) return std::unexpected(parse_error::bad_version);
   // No upper-layer bytes until found: an empty span at the quote's end.
   ipv6_quote q{.header = header_of(bytes), .transport = bytes.last(0)};
-  std::uint8_t next = q.header.next;
-  std::size_t at = ipv6_view::header_length;
-  for (unsigned seen = 0; is_extension(next); ++seen) {
-    // The quote ends in the chain, or the chain passes the bound: the upper
-    // layer is not known.
-    if (seen == max_headers || at + 8 > bytes.size()) return q;
-    const auto following = std::uint8_t(bytes[at]);
-    const std::size_t len = extension_length(next, bytes, at);
-    if (next == next_header::fragment && fragment_at(bytes, at).offset != 0) {
-      // RFC 8200 4.5: only the first fragment holds the upper-layer header.
-      q.protocol = following;
-      return q;
-    }
-    next = following;
-    at += len;
-  }
-  q.protocol = next;
-  // A header that runs past the quote leaves `at` past it too.
-  if (at + 8 <= bytes.size()) q.transport = bytes.subspan(at);
+  const ipv6_chain_end e = skip_ipv6_chain(bytes, q.header.next, 6, ipv6_view::header_length, max_headers);
+  // The quote ends in the chain, or the chain passes the bound: the upper
+  // layer is not known.
+  if (e.how == ipv6_chain_end::stop::cut) return q;
+  q.protocol = e.protocol;
+  // RFC 8200 4.5: only the first fragment holds the upper-layer header. A
+  // header that runs past the quote leaves `at` past it too.
+  if (e.how == ipv6_chain_end::stop::upper && e.at + 8 <= bytes.size()) q.transport = bytes.subspan(e.at);
   return q;
 }
 

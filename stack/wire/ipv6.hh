@@ -126,8 +126,37 @@ struct ipv6_chain_error {
 //   when none are left; type 0 is deprecated anyway, RFC 5095): code 0 at
 //   its Routing Type; with none left it is skipped;
 // - a fragment whose offset and more-fragments flag leave its data not a
-//   multiple of 8 bytes (RFC 8200 4.5: code 0 at the Payload Length).
+//   multiple of 8 bytes (RFC 8200 4.5: code 0 at the Payload Length);
+// - a second Fragment header (no code);
+// - a first fragment (offset 0, more to come) whose chain after the
+//   Fragment header, walked by the same rules, does not end in it with the
+//   upper layer's fixed header (TCP's 20 bytes, UDP's 8, ICMPv6's 4): RFC
+//   8200 4.5 and RFC 7112, code 3 at pointer 0.
+// For a fragment that is not atomic the result is its Fragment header's:
+// the chain after it is stepped over once the datagram is whole
+// (skip_ipv6_chain).
 std::expected<ipv6_upper, ipv6_chain_error> walk_ipv6_chain(const ipv6_view& v, unsigned max_headers = 8) noexcept;
+
+// Where a walk by the extension headers' lengths alone ends (their options
+// left unread): at the upper layer; at a Fragment header of a fragment
+// other than the first (`protocol` is what it carries, `at` just past it:
+// only the first fragment holds the upper layer's header); or cut short, at
+// the bound or where a header runs past the bytes (`protocol` then is the
+// extension header not stepped over).
+struct ipv6_chain_end {
+  enum class stop : std::uint8_t { upper, later_fragment, cut };
+  std::uint8_t protocol = 0;
+  std::size_t protocol_field = 0;  // where the Next Header field that names it is
+  std::size_t at = 0;
+  stop how = stop::upper;
+};
+// From extension header `next` at `at` in `packet`, named by the Next
+// Header field at `field`, over at most `max_headers` headers. An ICMPv6
+// error's quote is walked so, and a reassembled datagram from its Fragment
+// header on, once walk_ipv6_chain has checked that chain in its first
+// fragment.
+ipv6_chain_end skip_ipv6_chain(std::span<const std::byte> packet, std::uint8_t next, std::size_t field,
+                               std::size_t at, unsigned max_headers = 8) noexcept;
 
 // Writes the 40-byte header for a payload of h.payload_length bytes;
 // returns 40.

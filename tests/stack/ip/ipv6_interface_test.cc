@@ -1,7 +1,8 @@
 // One port's IPv6 addressing at virtual time: Duplicate Address Detection
 // as RFC 4862 5.4 runs it, the groups a host joins (RFC 4291 2.8, RFC 4861
 // 7.2.1), where packets go (RFC 4861 5.2), which source they get (RFC 6724
-// 5) and the default routers advertisements give (RFC 4861 6.3.4).
+// 5), the default routers advertisements give (RFC 4861 6.3.4) and the
+// first hops Redirects give (8.3).
 
 #include <gtest/gtest.h>
 
@@ -128,6 +129,58 @@ TEST(ipv6_interface, AdvertisedRoutersServeUntilTheirLifetimeEnds) {
   i.on_router_advertisement(v6("fe80::1"), 60, 72 * s);
   i.router_gone(v6("fe80::1"));  // RFC 4861 7.2.5: its NA cleared IsRouter
   EXPECT_EQ(i.routers(), 0u);
+}
+
+// RFC 4861 8.3: a Redirect from a destination's first hop sends it to a
+// better router, or to the destination itself on the link; one from any
+// other node changes nothing (8.1).
+TEST(ipv6_interface, ARedirectFromTheFirstHopChangesTheDestinationsNextHop) {
+  ipv6_interface_config c = two_addresses(0);
+  c.gateway = v6("fe80::1");
+  ipv6_interface i(c);
+  i.start(0);
+  const ipv6_bytes better = v6("fe80::2");
+  EXPECT_FALSE(i.on_redirect(v6("fe80::7"), other_global, better, 0)) << "not the first hop";
+  EXPECT_EQ(i.next_hop(other_global, 0), v6("fe80::1"));
+  EXPECT_EQ(i.counts().redirects_refused, 1u);
+  EXPECT_TRUE(i.on_redirect(v6("fe80::1"), other_global, better, 0));
+  EXPECT_EQ(i.next_hop(other_global, 1 * s), better);
+  EXPECT_EQ(i.next_hop(v6("2001:db8:1::10"), 1 * s), v6("fe80::1")) << "another destination";
+  // Now only the better router may redirect it again: here, onto the link.
+  EXPECT_FALSE(i.on_redirect(v6("fe80::1"), other_global, other_global, 2 * s));
+  EXPECT_TRUE(i.on_redirect(better, other_global, other_global, 2 * s));
+  EXPECT_EQ(i.next_hop(other_global, 3 * s), other_global);
+  EXPECT_EQ(i.counts().redirects_taken, 2u);
+  // It holds for redirect_lifetime_ns, then the gateway serves again.
+  EXPECT_EQ(i.next_hop(other_global, 2 * s + c.redirect_lifetime_ns - 1), other_global);
+  EXPECT_EQ(i.next_hop(other_global, 2 * s + c.redirect_lifetime_ns), v6("fe80::1"));
+  (void)i.expire(2 * s + c.redirect_lifetime_ns);
+  EXPECT_EQ(i.redirects(), 0u);
+}
+
+// RFC 4861 6.3.5: a deleted router takes the redirects to it along; and
+// the redirects held are bounded, the one nearest its end making room.
+TEST(ipv6_interface, RedirectsEndWithTheirRouterAndAreBounded) {
+  ipv6_interface_config c = two_addresses(0);
+  c.max_redirects = 2;
+  ipv6_interface i(c);
+  i.start(0);
+  const ipv6_bytes router = v6("fe80::1"), better = v6("fe80::2");
+  i.on_router_advertisement(router, 1800, 0);
+  i.on_router_advertisement(better, 1800, 0);
+  const ipv6_bytes d1 = v6("2001:db8:1::1"), d2 = v6("2001:db8:1::2"), d3 = v6("2001:db8:1::3");
+  ASSERT_TRUE(i.on_redirect(router, d1, better, 1 * s));
+  ASSERT_TRUE(i.on_redirect(router, d2, better, 2 * s));
+  ASSERT_TRUE(i.on_redirect(router, d3, d3, 3 * s));
+  EXPECT_EQ(i.redirects(), 2u);
+  EXPECT_EQ(i.next_hop(d1, 4 * s), router) << "the oldest made room";
+  EXPECT_EQ(i.next_hop(d3, 4 * s), d3);
+  i.router_gone(better);  // its NA cleared IsRouter (7.2.5)
+  EXPECT_EQ(i.next_hop(d2, 5 * s), router);
+  EXPECT_EQ(i.next_hop(d3, 5 * s), d3) << "not through that router";
+  ASSERT_TRUE(i.on_redirect(router, d2, better, 6 * s));
+  i.on_router_advertisement(better, 0, 7 * s);  // lifetime 0: no longer a default router
+  EXPECT_EQ(i.next_hop(d2, 7 * s), router);
 }
 
 TEST(ipv6_interface, RouterAdvertisementsAreIgnoredWhenTurnedOff) {

@@ -180,6 +180,79 @@ TEST(ipv6, fragments_stop_the_walk_and_atomic_ones_do_not) {
   EXPECT_EQ(huge.error().pointer, 42u);
 }
 
+// RFC 8200 4.5 and RFC 7112: a first fragment holds the whole chain, the
+// part after its Fragment header too, through the upper layer's header.
+// The walk checks it there and ends at the Fragment header all the same:
+// the fragments' data is what reassembly joins.
+TEST(ipv6, a_first_fragment_is_walked_through_its_whole_chain) {
+  // Offset 0, more to come; Destination Options (PadN of 4); UDP's 8 bytes.
+  const auto first = walk(packet(next_header::fragment, {next_header::destination, 0, 0, 1, 0, 0, 0, 9,  //
+                                                         next_header::udp, 0, 1, 4, 0, 0, 0, 0,          //
+                                                         1, 2, 3, 4, 5, 6, 7, 8}));
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->protocol, next_header::destination) << "what the fragments carry";
+  EXPECT_EQ(first->protocol_field, 40u);
+  EXPECT_EQ(first->offset, 48u);
+  EXPECT_EQ(first->payload.size(), 16u);
+  // Its options are judged there: type 10 asks for code 2 at the option.
+  const auto asks = walk(packet(next_header::fragment, {next_header::destination, 0, 0, 1, 0, 0, 0, 9,  //
+                                                        next_header::udp, 0, 0xbe, 4, 0, 0, 0, 0,       //
+                                                        1, 2, 3, 4, 5, 6, 7, 8}));
+  ASSERT_FALSE(asks.has_value());
+  EXPECT_EQ(asks.error().reason, parse_error::bad_option);
+  EXPECT_EQ(asks.error().icmp_code, 2);
+  EXPECT_EQ(asks.error().pointer, 50u);
+  // A chain that goes on past it (Destination Options of 16 bytes, 8 here),
+  // and upper-layer headers cut short: code 3, pointer 0.
+  for (const auto& cut : {packet(next_header::fragment, {next_header::destination, 0, 0, 1, 0, 0, 0, 9,  //
+                                                         next_header::udp, 1, 1, 4, 0, 0, 0, 0}),
+                          packet(next_header::fragment, {next_header::udp, 0, 0, 1, 0, 0, 0, 9}),
+                          packet(next_header::fragment, {next_header::tcp, 0, 0, 1, 0, 0, 0, 9,  //
+                                                         0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})}) {
+    const auto r = walk(cut);
+    ASSERT_FALSE(r.has_value());
+    EXPECT_EQ(r.error().reason, parse_error::bad_extension);
+    EXPECT_EQ(r.error().icmp_code, 3);
+    EXPECT_EQ(r.error().pointer, 0u);
+  }
+  // A later fragment holds none of it: its data is not walked.
+  EXPECT_TRUE(walk(packet(next_header::fragment, {next_header::tcp, 0, 0, 8, 0, 0, 0, 9, 1})).has_value());
+  // A Fragment header after a Fragment header: refused, unanswered.
+  const auto twice = walk(packet(next_header::fragment, {next_header::fragment, 0, 0, 1, 0, 0, 0, 9,  //
+                                                         next_header::udp, 0, 0, 0, 0, 0, 0, 9,       //
+                                                         1, 2, 3, 4, 5, 6, 7, 8}));
+  ASSERT_FALSE(twice.has_value());
+  EXPECT_EQ(twice.error().reason, parse_error::bad_extension);
+  EXPECT_FALSE(twice.error().icmp_code.has_value());
+}
+
+// Extension headers stepped over by their lengths alone: a reassembled
+// datagram's chain after its Fragment header, an ICMPv6 error's quote.
+TEST(ipv6, a_skip_steps_over_extension_headers_by_their_lengths) {
+  const auto first = packet(next_header::fragment, {next_header::destination, 0, 0, 1, 0, 0, 0, 9,  //
+                                                    next_header::udp, 0, 0xbe, 4, 0, 0, 0, 0,       //
+                                                    1, 2, 3, 4, 5, 6, 7, 8});
+  const ipv6_chain_end e = skip_ipv6_chain(first, next_header::destination, 40, 48);
+  EXPECT_EQ(e.how, ipv6_chain_end::stop::upper) << "options are not read";
+  EXPECT_EQ(e.protocol, next_header::udp);
+  EXPECT_EQ(e.protocol_field, 48u);
+  EXPECT_EQ(e.at, 56u);
+  // From the IPv6 header on: a first fragment's Fragment header is stepped
+  // over, a later one's stops it.
+  EXPECT_EQ(skip_ipv6_chain(first, next_header::fragment, 6, 40).at, 56u);
+  const auto later = packet(next_header::fragment, {next_header::udp, 0, 0, 8, 0, 0, 0, 9, 1, 2});
+  const ipv6_chain_end l = skip_ipv6_chain(later, next_header::fragment, 6, 40);
+  EXPECT_EQ(l.how, ipv6_chain_end::stop::later_fragment);
+  EXPECT_EQ(l.protocol, next_header::udp);
+  EXPECT_EQ(l.at, 48u);
+  // A header past the bytes, or past the bound.
+  const auto long_header = packet(next_header::destination, {next_header::tcp, 1, 1, 4, 0, 0, 0, 0});
+  EXPECT_EQ(skip_ipv6_chain(long_header, next_header::destination, 6, 40).how, ipv6_chain_end::stop::upper)
+      << "its first 8 bytes name TCP; the length is the caller's to check";
+  EXPECT_EQ(skip_ipv6_chain(long_header, next_header::destination, 6, 44).how, ipv6_chain_end::stop::cut);
+  EXPECT_EQ(skip_ipv6_chain(first, next_header::fragment, 6, 40, 1).how, ipv6_chain_end::stop::cut);
+}
+
 TEST(ipv6, a_chain_past_the_bound_is_refused) {
   std::initializer_list<std::uint8_t> three = {next_header::destination, 0, 1, 4, 0, 0, 0, 0,  //
                                                next_header::destination, 0, 1, 4, 0, 0, 0, 0,  //
