@@ -4,7 +4,9 @@
 // and of the runtime fires when the input says and nowhere else. The input
 // decodes into frames the peer on end b writes (TCP segments from 16 peers
 // near their sequence state, fragmented or not; ICMP errors quoting what the
-// stack sent; UDP datagrams; raw bytes behind an Ethernet or IPv4 header),
+// stack sent; UDP datagrams; raw bytes behind an Ethernet or IPv4 header;
+// IPv6 to the address the stack holds beside its IPv4 one,
+// tests/fuzz/ipv6_frames.hh),
 // time advances, and socket calls (accept, read, write, their zero-copy
 // forms, shutdown, close, abort, connect, UDP send and receive, the
 // listener closed and made again). After each step the reactor runs until
@@ -13,7 +15,8 @@
 // and what the stack sent is read off end b (its ARP requests answered).
 //
 // Invariants: no sanitizer report; every frame the stack sends parses
-// (Ethernet, ARP or IPv4, then TCP, UDP or ICMP, checksums checked); no
+// (Ethernet, ARP or IPv4, then TCP, UDP or ICMP, checksums checked; or
+// IPv6 as ipv6_frames.hh checks it); no
 // step makes it send without bound; every frame the peer sent reached the
 // RX path (rx_packets counts it); what the application reads of a peer is
 // the peer's bytes in sequence order (s mod 256 at sequence number s) unless
@@ -40,7 +43,8 @@
 //        sent a peer: peer; code (bits 0-2), a 40-byte longer quote (3),
 //        from the router (4); the MTU in 8-byte units; a quote change
 //        (4 bytes)
-//   7:   UDP or raw: kind, length, then that many bytes
+//   7:   UDP, raw or IPv6: kind, length, then that many bytes (kind % 4:
+//        0 UDP, 1 raw IPv4, 2 raw Ethernet, 3 IPv6 with mode kind >> 2)
 
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
@@ -79,6 +83,7 @@
 #include "stack/wire/tcp.hh"
 #include "stack/wire/udp.hh"
 #include "tests/fuzz/check.hh"
+#include "tests/fuzz/ipv6_frames.hh"
 #include "tests/fuzz/tcp_steps.hh"
 
 namespace {
@@ -102,6 +107,13 @@ constexpr mac_address peer_mac{0x02, 0, 0, 0, 0, 0x02};
 constexpr std::uint16_t listen_port = 80;
 constexpr std::uint16_t udp_port = 53;
 constexpr std::uint16_t first_peer_port = 40000;
+// The IPv6 ends: the stack's fd99::1/64 beside its IPv4 address.
+const affine_fuzz::ipv6_ends v6_ends{.stack = net::ipv6_address::parse("fd99::1").value().bytes,
+                                     .peer = net::ipv6_address::parse("fd99::2").value().bytes,
+                                     .peer_link = net::ipv6_address::parse("fe80::2").value().bytes,
+                                     .stack_mac = stack_mac,
+                                     .peer_mac = peer_mac,
+                                     .bound_port = udp_port};
 constexpr std::uint16_t active_port = 9000;  // peer 15: the connection the stack opens
 constexpr unsigned peers = 16;
 constexpr unsigned active = peers - 1;
@@ -135,6 +147,8 @@ class driver {
     const std::uint8_t flags = in_.next();
     stack_config sc;
     sc.address = stack_ip;
+    sc.ipv6 = {{v6_ends.stack, 64}};
+    sc.dad_transmits = 0;
     sc.tcp.sack = flags & 1;
     sc.tcp.timestamps = flags & 2;
     timestamps_ = sc.tcp.timestamps;
@@ -171,7 +185,8 @@ class driver {
     max_connections_ = sc.max_connections;
     net::detail::set_backend(&st_->backend());
     open_listener();
-    auto u = net::bind_udp({.local = {net::any_address, udp_port}, .receive_queue = 8});
+    // [::] without v6_only: the port serves the peer over both families.
+    auto u = net::bind_udp({.local = {net::any_address_v6, udp_port}, .receive_queue = 8});
     require(u.has_value(), "the UDP port cannot be bound");
     udp_ = std::move(*u);
     establish();
@@ -455,8 +470,9 @@ class driver {
     send_ipv4(code & 16 ? router_ip : peer_ip, ip_protocol::icmp, std::span(l4_).first(*n), {});
   }
 
-  // A UDP datagram to the bound port (or one nobody bound), or raw bytes
-  // after an Ethernet header (any type) or an IPv4 header (any protocol).
+  // A UDP datagram to the bound port (or one nobody bound), raw bytes
+  // after an Ethernet header (any type) or an IPv4 header (any protocol),
+  // or IPv6 (ipv6_frames.hh).
   void other_step() {
     const std::uint8_t kind = in_.next();
     const std::size_t len = in_.next();
@@ -469,6 +485,8 @@ class driver {
       if (n) send_ipv4(peer_ip, ip_protocol::udp, std::span(l4_).first(*n), {.rx_flags = 0, .fragments = std::uint8_t(kind & 8 ? kind >> 4 | 1 : 0)});
     } else if (kind % 4 == 1) {
       send_datagram({.src = peer_ip, .dst = stack_ip, .protocol = ip_protocol(kind >> 2), .id = ++ip_id_}, raw_, {});
+    } else if (kind % 4 == 3) {
+      for (const auto& f : affine_fuzz::ipv6_step_frames(v6_ends, std::uint8_t(kind >> 2), raw_, ++ip_id_)) send_frame(f);
     } else {
       frame_.assign(14, std::byte{0});
       const auto type = std::array{ether_type::arp, ether_type::ipv4, ether_type(0x86dd), ether_type(0x8100)}[(kind >> 2) & 3];
@@ -530,7 +548,11 @@ class driver {
       }
       return;
     }
-    require(eth->type() == ether_type::ipv4, "the stack sent a frame neither ARP nor IPv4");
+    if (eth->type() == ether_type::ipv6) {
+      if (const auto answer = affine_fuzz::check_sent_ipv6(v6_ends, eth->payload())) send_frame(*answer);
+      return;
+    }
+    require(eth->type() == ether_type::ipv4, "the stack sent a frame neither ARP, IPv4 nor IPv6");
     auto ip = ipv4_view::parse(eth->payload());
     require(ip.has_value(), "the stack sent an IPv4 header that does not parse");
     require(!ip->is_fragment(), "the stack sent a fragment");
@@ -621,6 +643,7 @@ class driver {
                  (unsigned long long)c.tcp_segments_in.load(), (unsigned long long)c.tcp_segments_out.load(), read_,
                  open, peers_[active].app.is_open() ? " (the active one too)" : "", st_->connections());
     for (const std::string& line : st_->describe_connections()) std::fprintf(stderr, "  %s\n", line.c_str());
+    for (const auto& [name, n] : c.nonzero()) std::fprintf(stderr, "  drop %s: %llu\n", name.c_str(), (unsigned long long)n);
   }
 
   world& w_;

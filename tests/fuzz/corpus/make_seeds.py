@@ -323,6 +323,14 @@ def stack_seeds():
         + s_app(2, S_ABORT),
         "rst-and-syn-in-window.bin": stack_settings() + s_seg(0, H_RST, seq_sel=5 | 1 << 3) + s_seg(0, H_SYN)
         + s_seg(0, H_RST, seq_sel=4 | 2 << 3) + s_seg(0, H_RST),
+        # IPv6 (tests/fuzz/ipv6_frames.hh, kind 3 | mode << 2): an echo request; UDP in two fragments behind
+        # Destination Options, read; the same to a port nobody bound, fragments reversed; an unknown Next
+        # Header; a Redirect from a node that is not the first hop.
+        "ipv6.bin": stack_settings() + s_other(3 | 2 << 2, bytes([128, 0, 0, 7, 0, 1]) + b"ping")
+        + s_other(3 | (1 | 4 | 8) << 2, b"x" * 40) + s_app(0, S_UDP, 255) + s_other(3 | (3 | 4 | 8 | 16) << 2, b"y" * 20)
+        + s_other(3, bytes([253]) + b"junk")
+        + s_other(3 | (2 | 8) << 2, bytes([137, 0, 0, 0, 0, 0]) + bytes([0xfe, 0x80] + [0] * 13 + [9])
+                  + bytes([0x20, 0x01, 0x0d, 0xb8] + [0] * 11 + [5])),
     }
 
 
