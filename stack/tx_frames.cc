@@ -122,8 +122,13 @@ void stack::send_ip(per_core& pc, const flow_tuple& t, std::uint8_t proto, std::
     send_ipv4(pc, v4_address(t.remote_addr), ip_protocol(proto), l4_bytes, write, now);
     return;
   }
+  if (pc.label == 0 || proto != pc.label_protocol || t != pc.label_flow) {
+    pc.label = flow_label(t, proto);
+    pc.label_flow = t;
+    pc.label_protocol = proto;
+  }
   send_ipv6(pc,
-            {.src = t.local_addr, .dst = t.remote_addr, .flow_label = flow_label(t, proto), .next = proto,
+            {.src = t.local_addr, .dst = t.remote_addr, .flow_label = pc.label, .next = proto,
              .hop_limit = unicast_hop_limit},
             l4_bytes, write, now);
 }
