@@ -1,6 +1,6 @@
 // TCP over IPv6 on the stack over the in-process wire: the path MTU from
-// Packet Too Big (RFC 8201), flow labels (RFC 6437). Teardown checks that
-// every mbuf came back.
+// Packet Too Big (RFC 8201), flow labels (RFC 6437), a link-local peer.
+// Teardown checks that every mbuf came back.
 
 #include <gtest/gtest.h>
 
@@ -125,6 +125,70 @@ TEST_F(ipv6_input, EachTcpFlowKeepsOneFlowLabel) {
     conn->abort();
     listener.close();
     (void)drain();
+  });
+}
+
+// RFC 6724 5 (rule 2) and RFC 4861 7.2: a connection to a link-local
+// peer goes from the stack's own link-local address, to the peer's
+// link-layer address as Neighbor Discovery finds it; the zone (scope id)
+// is the port's one link, whatever its number.
+TEST_F(ipv6_input, AConnectionToALinkLocalPeerGoesFromTheLinkLocalAddress) {
+  with_stack([&](stack& st) {
+    (void)drain();
+    const ipv6_bytes peer_link = v6("fe80::1");
+    constexpr mac_address peer_link_mac{2, 0, 0, 0, 0, 0x44};
+    std::optional<net::tcp_stream> connected;
+    auto f = spawn([&] {
+      auto c = st.backend().connect({net::ipv6_address{peer_link, 7}, 7003}, now_ns() + 2'000'000'000ull, {});
+      if (c) connected.emplace(std::move(*c));
+    });
+    ASSERT_TRUE(f.has_value());
+    // The stack asks for the peer first (RFC 4861 7.2.2), from its link-local address.
+    std::optional<ipv6_bytes> ours_link;
+    for (const auto& m : icmpv6_of(drain())) {
+      const auto v = icmpv6_view::parse(m.bytes, m.ip.src, m.ip.dst);
+      if (!v || v->type() != icmpv6_type::neighbor_solicitation) continue;
+      const auto ns = parse_neighbor_solicitation(*v, m.ip);
+      if (ns && ns->target == peer_link) ours_link = m.ip.src;
+    }
+    ASSERT_TRUE(ours_link.has_value()) << "no solicitation for the peer";
+    EXPECT_TRUE(is_link_local(*ours_link));
+    std::vector<std::byte> na(32);
+    (void)emit_neighbor_advertisement({.solicited = true, .override = true, .target = peer_link,
+                                       .target_link_layer = peer_link_mac},
+                                      peer_link, *ours_link, na);
+    frame answer = ipv6_frame(next_header::icmpv6, na, *ours_link, ndp_hop_limit);
+    std::memcpy(answer.data() + 14 + 8, peer_link.data(), 16);
+    send(answer);
+    std::optional<tcp_view> syn;
+    for (const frame& out : drain())
+      if (auto t = tcp6_of(out); t && t->segment().control == tcp_control::syn) {
+        syn = t;
+        EXPECT_EQ(ethernet_view::parse(out)->dst(), peer_link_mac);
+        const auto ip = ipv6_view::parse(std::span(out).subspan(14));
+        EXPECT_EQ(ip->src(), *ours_link);
+        EXPECT_EQ(ip->dst(), peer_link);
+      }
+    ASSERT_TRUE(syn.has_value()) << "no SYN after the advertisement";
+    tcp_segment synack{.src_port = 7003, .dst_port = syn->segment().src_port, .control = tcp_control::syn,
+                       .seq = seq32(5000)};
+    synack.ack = syn->seq() + 1;
+    synack.window = 65535;
+    std::vector<std::byte> l4(60);
+    const auto n = emit_tcp(synack, ipv6_pseudo(peer_link, *ours_link, next_header::tcp), l4, checksum_mode::software);
+    frame reply = ipv6_frame(next_header::tcp, std::span(l4).first(*n), *ours_link);
+    std::memcpy(reply.data() + 14 + 8, peer_link.data(), 16);
+    send(reply);
+    (void)drain();
+    (void)f->join();
+    ASSERT_TRUE(connected.has_value()) << "the connection did not open";
+    EXPECT_EQ(connected->remote().addr.v6().bytes, peer_link);
+    connected->abort();
+    (void)drain();
+  }, [](stack_config& sc) {
+    sc.ipv6 = {{ours, 64}};
+    sc.link_local = stack_config::link_local_mode::eui64;  // RFC 4291 2.5.1: every interface has one
+    sc.dad_transmits = 0;
   });
 }
 
