@@ -81,7 +81,7 @@ reassembly_result reassembly::add(const fragment_key& key, std::uint32_t offset_
     if (x.first < x.last) base[d.holes++] = x;
   std::memcpy(buffer_of(s) + offset_bytes, payload.data(), len);
   if (offset_bytes == 0 && headers.size() <= max_first_headers) {
-    std::memcpy(buffer_of(s) - headers.size(), headers.data(), headers.size());
+    if (!headers.empty()) std::memcpy(buffer_of(s) - headers.size(), headers.data(), headers.size());
     d.first_headers = std::uint32_t(headers.size());
     d.first_len = len;
   }

@@ -160,19 +160,18 @@ TEST_F(ipv6_input, AConnectionToALinkLocalPeerGoesFromTheLinkLocalAddress) {
     frame answer = ipv6_frame(next_header::icmpv6, na, *ours_link, ndp_hop_limit);
     std::memcpy(answer.data() + 14 + 8, peer_link.data(), 16);
     send(answer);
-    std::optional<tcp_view> syn;
+    std::optional<std::pair<std::uint16_t, seq32>> syn;  // its port and sequence number: the frame goes
     for (const frame& out : drain())
       if (auto t = tcp6_of(out); t && t->segment().control == tcp_control::syn) {
-        syn = t;
+        syn = {t->segment().src_port, t->seq()};
         EXPECT_EQ(ethernet_view::parse(out)->dst(), peer_link_mac);
         const auto ip = ipv6_view::parse(std::span(out).subspan(14));
         EXPECT_EQ(ip->src(), *ours_link);
         EXPECT_EQ(ip->dst(), peer_link);
       }
     ASSERT_TRUE(syn.has_value()) << "no SYN after the advertisement";
-    tcp_segment synack{.src_port = 7003, .dst_port = syn->segment().src_port, .control = tcp_control::syn,
-                       .seq = seq32(5000)};
-    synack.ack = syn->seq() + 1;
+    tcp_segment synack{.src_port = 7003, .dst_port = syn->first, .control = tcp_control::syn, .seq = seq32(5000)};
+    synack.ack = syn->second + 1;
     synack.window = 65535;
     std::vector<std::byte> l4(60);
     const auto n = emit_tcp(synack, ipv6_pseudo(peer_link, *ours_link, next_header::tcp), l4, checksum_mode::software);
