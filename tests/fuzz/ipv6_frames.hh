@@ -56,6 +56,39 @@ inline std::vector<std::byte> ipv6_frame(const ipv6_ends& e, const ipv6_bytes& s
   return f;
 }
 
+// RFC 8200 4.5: `upper` (`next` its first header) from the peer in two
+// fragments, each a Fragment header and its part: the first `first` bytes
+// (a multiple of 8), the second from `second_at` (before `first`: they
+// overlap, which RFC 5722 drops).
+inline std::vector<std::vector<std::byte>> ipv6_fragments(const ipv6_ends& e, std::uint8_t next,
+                                                          std::span<const std::byte> upper, std::size_t first,
+                                                          std::size_t second_at, std::uint32_t id) {
+  using namespace affine::stack;
+  const auto fragment = [&](std::size_t offset, std::size_t len, bool more) {
+    std::vector<std::byte> p(8 + len);
+    p[0] = std::byte(next);
+    p[2] = std::byte(offset >> 8);
+    p[3] = std::byte((offset & 0xf8) | (more ? 1 : 0));
+    for (int i = 0; i < 4; ++i) p[4 + i] = std::byte(id >> (24 - 8 * i));
+    std::memcpy(p.data() + 8, upper.data() + offset, len);
+    return ipv6_frame(e, e.peer, e.stack, next_header::fragment, 64, p);
+  };
+  return {fragment(0, first, true), fragment(second_at, upper.size() - second_at, false)};
+}
+
+// An ICMPv6 error from `src` to the stack quoting `quote`: Destination
+// Unreachable with `code`, or Packet Too Big with `mtu` (RFC 4443 3.1, 3.2).
+inline std::vector<std::byte> ipv6_error_frame(const ipv6_ends& e, const ipv6_bytes& src,
+                                               affine::stack::icmpv6_type type, std::uint8_t code, std::uint32_t mtu,
+                                               std::span<const std::byte> quote) {
+  using namespace affine::stack;
+  std::vector<std::byte> body(icmpv6_view::header_length + quote.size());
+  const auto n = emit_icmpv6({.type = type, .code = code, .mtu = mtu, .data = quote}, src, e.stack, body);
+  require(n.has_value(), "an ICMPv6 error cannot be written");
+  body.resize(*n);
+  return ipv6_frame(e, src, e.stack, next_header::icmpv6, 64, body);
+}
+
 // The frames of one IPv6 step. `mode`: bits 0-1 what (0: `raw` behind an
 // IPv6 header, its first byte the Next Header; 1: a UDP datagram of `raw`
 // to the bound port; 2: an ICMPv6 message, type and code the first two
@@ -106,26 +139,23 @@ inline std::vector<std::vector<std::byte>> ipv6_step_frames(const ipv6_ends& e, 
     out.push_back(ipv6_frame(e, e.peer, e.stack, first_next, 64, upper));
     return out;
   }
-  // RFC 8200 4.5: a Fragment header, then this fragment's part.
-  const auto fragment = [&](std::size_t offset, std::size_t len, bool more) {
-    std::vector<std::byte> p(8 + len);
-    p[0] = std::byte(first_next);
-    p[2] = std::byte(offset >> 8);
-    p[3] = std::byte((offset & 0xf8) | (more ? 1 : 0));
-    for (int i = 0; i < 4; ++i) p[4 + i] = std::byte(id >> (24 - 8 * i));
-    std::memcpy(p.data() + 8, upper.data() + offset, len);
-    return ipv6_frame(e, e.peer, e.stack, next_header::fragment, 64, p);
-  };
-  out.push_back(fragment(0, first, true));
-  out.push_back(fragment(first, upper.size() - first, false));
+  out = ipv6_fragments(e, first_next, upper, first, first, id);
   if (mode & 16) std::swap(out[0], out[1]);
   return out;
 }
 
+// What the stack sent over IPv6, for the peer: the packet itself (without
+// the Ethernet header or padding), a TCP segment in it, an answer to send
+// back where one is due.
+struct sent_ipv6 {
+  std::span<const std::byte> packet;
+  std::optional<affine::stack::tcp_segment> tcp{};  // its payload points into `packet`
+  std::optional<std::vector<std::byte>> answer{};   // a Neighbor Advertisement for a solicitation naming the peer
+};
+
 // A packet the stack sent over IPv6 (after the Ethernet header) must
-// parse; an answer for the peer to send back, where one is due (a Neighbor
-// Advertisement for a solicitation naming the peer).
-inline std::optional<std::vector<std::byte>> check_sent_ipv6(const ipv6_ends& e, std::span<const std::byte> packet) {
+// parse.
+inline sent_ipv6 check_sent_ipv6(const ipv6_ends& e, std::span<const std::byte> packet) {
   using namespace affine::stack;
   const auto ip = ipv6_view::parse(packet);
   require(ip.has_value(), "the stack sent an IPv6 header that does not parse");
@@ -133,17 +163,20 @@ inline std::optional<std::vector<std::byte>> check_sent_ipv6(const ipv6_ends& e,
   require(h.src == e.stack || is_link_local(h.src) || is_unspecified(h.src), "the stack sent IPv6 from another address");
   const auto up = walk_ipv6_chain(*ip);
   require(up.has_value() && !up->fragment, "the stack sent an IPv6 chain that does not walk, or a fragment");
+  sent_ipv6 sent{.packet = ip->packet()};
   switch (up->protocol) {
-    case next_header::tcp:
-      require(tcp_view::parse(up->payload, ipv6_pseudo(h.src, h.dst, next_header::tcp)).has_value(),
-              "the stack sent a TCP segment over IPv6 that does not parse");
+    case next_header::tcp: {
+      const auto t = tcp_view::parse(up->payload, ipv6_pseudo(h.src, h.dst, next_header::tcp));
+      require(t.has_value(), "the stack sent a TCP segment over IPv6 that does not parse");
       require(h.flow_label != 0, "the stack sent a TCP segment over IPv6 without a flow label");
-      return std::nullopt;
+      sent.tcp = t->segment();
+      return sent;
+    }
     case next_header::udp:
       require(udp_view::parse(up->payload, ipv6_pseudo(h.src, h.dst, next_header::udp)).has_value(),
               "the stack sent a UDP datagram over IPv6 that does not parse");
       require(h.flow_label != 0, "the stack sent a UDP datagram over IPv6 without a flow label");
-      return std::nullopt;
+      return sent;
     case next_header::icmpv6: break;
     default: require(false, "the stack sent an unknown protocol over IPv6");
   }
@@ -155,17 +188,17 @@ inline std::optional<std::vector<std::byte>> check_sent_ipv6(const ipv6_ends& e,
     case icmpv6_type::parameter_problem:
       require(up->payload.size() >= icmpv6_view::header_length + ipv6_view::header_length,
               "the stack's ICMPv6 error quotes less than an IPv6 header");
-      return std::nullopt;
+      return sent;
     case icmpv6_type::echo_reply:
     case icmpv6_type::neighbor_advertisement:
     case icmpv6_type::router_solicitation:
-    case icmpv6_type::mldv2_report: return std::nullopt;
+    case icmpv6_type::mldv2_report: return sent;
     case icmpv6_type::neighbor_solicitation: break;
     default: require(false, "the stack sent an ICMPv6 type a host does not send");
   }
   const auto ns = parse_neighbor_solicitation(*m, h);
   require(ns.has_value(), "the stack sent a Neighbor Solicitation that does not validate");
-  if ((ns->target != e.peer && ns->target != e.peer_link) || is_unspecified(h.src)) return std::nullopt;
+  if ((ns->target != e.peer && ns->target != e.peer_link) || is_unspecified(h.src)) return sent;
   // RFC 4861 7.2.4: solicited, override, to the solicitation's source.
   const neighbor_advertisement na{.solicited = true, .override = true, .target = ns->target,
                                   .target_link_layer = e.peer_mac};
@@ -173,7 +206,8 @@ inline std::optional<std::vector<std::byte>> check_sent_ipv6(const ipv6_ends& e,
   const auto n = emit_neighbor_advertisement(na, ns->target, h.src, body);
   require(n.has_value(), "a Neighbor Advertisement cannot be written");
   body.resize(*n);
-  return ipv6_frame(e, ns->target, h.src, next_header::icmpv6, ndp_hop_limit, body);
+  sent.answer = ipv6_frame(e, ns->target, h.src, next_header::icmpv6, ndp_hop_limit, body);
+  return sent;
 }
 
 }  // namespace affine_fuzz

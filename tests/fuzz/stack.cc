@@ -3,10 +3,10 @@
 // process clock is manual (reactor/clock.hh), so every timer of the stack
 // and of the runtime fires when the input says and nowhere else. The input
 // decodes into frames the peer on end b writes (TCP segments from 16 peers
-// near their sequence state, fragmented or not; ICMP errors quoting what the
-// stack sent; UDP datagrams; raw bytes behind an Ethernet or IPv4 header;
-// IPv6 to the address the stack holds beside its IPv4 one,
-// tests/fuzz/ipv6_frames.hh),
+// near their sequence state, fragmented or not, over IPv4 or IPv6; ICMP
+// and ICMPv6 errors quoting what the stack sent; UDP datagrams; raw bytes
+// behind an Ethernet or IPv4 header; IPv6 to the address the stack holds
+// beside its IPv4 one, tests/fuzz/ipv6_frames.hh),
 // time advances, and socket calls (accept, read, write, their zero-copy
 // forms, shutdown, close, abort, connect, UDP send and receive, the
 // listener closed and made again). After each step the reactor runs until
@@ -32,7 +32,9 @@
 //   [1] the stack's MSS: 88 + 6 * b
 //   [2] low nibble: send buffer, high: receive buffer (1 KiB << n % 9)
 //   [3] bits 0-2: listen backlog - 1, 3-5: max_connections 4 << n,
-//       6: the peer's IP link MTU is 576 (else 1500)
+//       6: the peer's IP link MTU is 576, 1280 for IPv6 (else 1500),
+//       7: the odd peers (the active one too) speak TCP over IPv6, from
+//       fd99::2, and the listener is on [::], serving both families
 // A step is an opcode byte, op % 8:
 //   0-2: a TCP segment (tests/fuzz/tcp_steps.hh, 7 bytes; then 2 more
 //        when it asks for a changed byte, 1 when it asks for fragments)
@@ -42,7 +44,8 @@
 //   6:   ICMP destination unreachable quoting the last datagram the stack
 //        sent a peer: peer; code (bits 0-2), a 40-byte longer quote (3),
 //        from the router (4); the MTU in 8-byte units; a quote change
-//        (4 bytes)
+//        (4 bytes). To a peer over IPv6, ICMPv6: code 4 is Packet Too
+//        Big, any other Destination Unreachable with that code
 //   7:   UDP, raw or IPv6: kind, length, then that many bytes (kind % 4:
 //        0 UDP, 1 raw IPv4, 2 raw Ethernet, 3 IPv6 with mode kind >> 2)
 
@@ -102,6 +105,7 @@ constexpr std::uint64_t ms = 1'000'000;
 constexpr std::uint32_t stack_ip = 0x0a630001;   // 10.99.0.1
 constexpr std::uint32_t peer_ip = 0x0a630002;    // 10.99.0.2
 constexpr std::uint32_t router_ip = 0x0a6300fe;  // 10.99.0.254: sends ICMP errors
+const affine::stack::ipv6_bytes router_v6 = net::ipv6_address::parse("fd99::fe").value().bytes;
 constexpr mac_address stack_mac{0x02, 0, 0, 0, 0, 0x01};
 constexpr mac_address peer_mac{0x02, 0, 0, 0, 0, 0x02};
 constexpr std::uint16_t listen_port = 80;
@@ -136,7 +140,7 @@ struct peer_state : peer_sequence {
   bool tainted = false;  // a changed frame reached it: its bytes may be anything
   net::tcp_stream app;
   std::optional<std::byte> last_read{};
-  std::vector<std::byte> last_datagram;  // the last IPv4 datagram the stack sent it, for ICMP quotes
+  std::vector<std::byte> last_datagram;  // the last IP packet the stack sent it, for ICMP quotes
 };
 
 class driver {
@@ -168,6 +172,7 @@ class driver {
     backlog_ = 1 + (l & 7);
     sc.max_connections = std::size_t(4) << ((l >> 3) & 7);
     peer_mtu_ = l & 64 ? 576 : 1500;
+    v6_peers_ = l & 128;
 
     drivers::wire::link_config lc;
     lc.clock = drivers::wire::clock_kind::manual;
@@ -213,6 +218,10 @@ class driver {
   std::uint16_t stack_port_of(unsigned peer) const {
     return peer == active ? (active_local_port_ ? active_local_port_ : listen_port + 1) : listen_port;
   }
+  // Whether a peer speaks IPv6 (settings [3] bit 7: the odd ones).
+  bool v6(unsigned peer) const { return v6_peers_ && peer % 2 == 1; }
+  // The peer's link carries IP packets of at most this many bytes.
+  std::uint32_t link_mtu(bool over_v6) const { return over_v6 ? std::max(peer_mtu_, 1280u) : peer_mtu_; }
   std::optional<unsigned> peer_of(std::uint16_t port) const {
     if (port == active_port) return active;
     if (port >= first_peer_port && port < first_peer_port + active) return port - first_peer_port;
@@ -220,7 +229,8 @@ class driver {
   }
 
   void open_listener() {
-    auto l = net::listen({.local = {net::any_address, listen_port}, .backlog = backlog_, .accepted = accepted_});
+    const net::address any = v6_peers_ ? net::address(net::any_address_v6) : net::address(net::any_address);
+    auto l = net::listen({.local = {any, listen_port}, .backlog = backlog_, .accepted = accepted_});
     require(l.has_value(), "the stack cannot listen");
     listener_ = std::move(*l);
   }
@@ -233,12 +243,12 @@ class driver {
     syn.options = {.mss = 1460, .window_scale = 7, .sack_permitted = true, .timestamps = tcp_timestamps{1, 0}};
     p.snd_nxt = seq32(5001);
     p.synced = true;
-    send_segment(syn, {});
+    send_segment(0, syn, {});
     settle();
     tcp_segment ack{.src_port = port_of(0), .dst_port = listen_port, .seq = p.snd_nxt, .ack = p.host_nxt,
                     .window = 65535};
     if (p.ts_recent != 0) ack.options.timestamps = tcp_timestamps{2, p.ts_recent};
-    send_segment(ack, {});
+    send_segment(0, ack, {});
     settle();
     accept_all();
     require(p.app.is_open(), "a Linux client's handshake made no connection to accept");
@@ -270,14 +280,47 @@ class driver {
       p.tainted = true;
     }
     if (step.opts & 128) mods.fragments = std::uint8_t(in_.next() | 1);
-    send_segment(step.seg, mods);
+    send_segment(peer, step.seg, mods);
   }
 
-  void send_segment(const tcp_segment& s, const frame_mods& mods) {
+  void send_segment(unsigned peer, const tcp_segment& s, const frame_mods& mods) {
     l4_.resize(60 + s.payload.size());
+    if (v6(peer)) {
+      const auto n = emit_tcp(s, ipv6_pseudo(v6_ends.peer, v6_ends.stack, next_header::tcp), l4_, checksum_mode::software);
+      if (n) send_ipv6(next_header::tcp, std::span(l4_).first(*n), mods);
+      return;
+    }
     const auto n = emit_tcp(s, peer_ip, stack_ip, l4_, checksum_mode::software);
     if (!n) return;  // options that do not fit
     send_ipv4(peer_ip, ip_protocol::tcp, std::span(l4_).first(*n), mods);
+  }
+
+  // Where two fragments split `size` bytes (mods.fragments): the first's
+  // length (a multiple of 8), and where the second starts (8 sooner where
+  // they overlap, which RFC 5722 drops).
+  static std::pair<std::size_t, std::size_t> split(std::size_t size, std::uint8_t fragments) {
+    std::size_t first = std::min<std::size_t>(std::size_t(fragments & 15) * 8, (size - 1) / 8 * 8);
+    if (first == 0) first = 8;
+    return {first, fragments & 16 && first > 8 ? first - 8 : first};
+  }
+
+  // An IPv6 packet from the peer to the stack, whole or in two fragments;
+  // the change and the NIC's marks go to the second (or only) one.
+  void send_ipv6(std::uint8_t next, std::span<const std::byte> l4, const frame_mods& mods) {
+    std::vector<std::vector<std::byte>> frames;
+    if (mods.fragments == 0 || l4.size() <= 8) {
+      frames.push_back(affine_fuzz::ipv6_frame(v6_ends, v6_ends.peer, v6_ends.stack, next, 64, l4));
+    } else {
+      const auto [first, second_at] = split(l4.size(), mods.fragments);
+      frames = affine_fuzz::ipv6_fragments(v6_ends, next, l4, first, second_at, ++ip_id_);
+    }
+    const std::size_t marked = frames.size() - 1;
+    if (mods.change) frames[marked][mods.change->first % frames[marked].size()] ^= std::byte(mods.change->second);
+    const bool reversed = mods.fragments & 32;
+    for (std::size_t k = 0; k < frames.size(); ++k) {
+      const std::size_t i = reversed ? frames.size() - 1 - k : k;
+      send_frame(frames[i], i == marked ? mods.rx_flags : 0);
+    }
   }
 
   // An IPv4 datagram from `src` to the stack, whole or in two fragments.
@@ -287,9 +330,7 @@ class driver {
       send_datagram(h, l4, mods);
       return;
     }
-    std::size_t first = std::min<std::size_t>(std::size_t(mods.fragments & 15) * 8, (l4.size() - 1) / 8 * 8);
-    if (first == 0) first = 8;
-    const std::size_t second_at = mods.fragments & 16 && first > 8 ? first - 8 : first;  // overlap: RFC 5722 drops it
+    const auto [first, second_at] = split(l4.size(), mods.fragments);
     ipv4_header a = h, b = h;
     a.more_fragments = true;
     b.fragment_offset = std::uint16_t(second_at);
@@ -315,7 +356,8 @@ class driver {
   }
 
   void send_frame(std::span<const std::byte> f, std::uint64_t rx_flags = 0) {
-    if (f.size() > peer_mtu_ + 14u) return;  // the peer's link carries no more
+    const bool over_v6 = f.size() >= 14 && f[12] == std::byte{0x86} && f[13] == std::byte{0xdd};
+    if (f.size() > link_mtu(over_v6) + 14u) return;  // the peer's link carries no more
     rte_mbuf* m = rte_pktmbuf_alloc(w_.pools[1]);
     require(m != nullptr, "the peer's pool ran out");
     char* to = rte_pktmbuf_append(m, std::uint16_t(f.size()));
@@ -411,12 +453,20 @@ class driver {
     if (!listener_.is_open()) return;
     while (auto s = listener_.accept(now_ns())) {
       const auto peer = peer_of(s->remote().port);
-      require(peer.has_value() && *peer != active && s->remote().addr.v4().value == peer_ip,
+      require(peer.has_value() && *peer != active && s->remote().addr == peer_address(*peer),
               "accepted a connection of no peer");
       peer_state& p = peers_[*peer];
       p.app = std::move(*s);
       p.last_read.reset();
     }
+  }
+
+  // The peer's address as the stack reports it: an IPv4 peer of a listener
+  // on [::] as its IPv4-mapped address (RFC 3493 3.7).
+  net::address peer_address(unsigned peer) const {
+    if (v6(peer)) return peer_v6_;
+    if (v6_peers_) return net::ipv6_address::v4_mapped(net::ipv4_address{peer_ip});
+    return net::ipv4_address{peer_ip};
   }
 
   // The stack opens a connection to the peer's active_port: a fiber of its
@@ -427,7 +477,7 @@ class driver {
     active_local_port_ = 0;
     connect_finished_ = false;
     auto f = spawn([this] {
-      auto s = net::connect({net::ipv4_address{peer_ip}, active_port}, now_ns() + 1'000 * ms);
+      auto s = net::connect({peer_address(active), active_port}, now_ns() + 1'000 * ms);
       if (s) connected_ = std::move(*s);
       connect_finished_ = true;
     });
@@ -459,9 +509,18 @@ class driver {
     const std::uint16_t mtu = std::uint16_t(in_.next()) * 8;
     const std::uint8_t quote_change = in_.next();
     if (p.last_datagram.empty()) return;
+    const bool over_v6 = v6(unsigned(&p - peers_.data()));
     std::vector<std::byte> quote(p.last_datagram.begin(),
-                                 p.last_datagram.begin() + std::min<std::size_t>(p.last_datagram.size(), 20 + 8 + (code & 8 ? 40 : 0)));
+                                 p.last_datagram.begin() + std::min<std::size_t>(p.last_datagram.size(),
+                                                                                 (over_v6 ? 40 : 20) + 8 + (code & 8 ? 40 : 0)));
     if (quote_change & 1) quote[(quote_change >> 1) % quote.size()] ^= std::byte(quote_change | 1);
+    if (over_v6) {
+      const bool too_big = (code & 7) == 4;
+      send_frame(affine_fuzz::ipv6_error_frame(
+          v6_ends, code & 16 ? router_v6 : v6_ends.peer, too_big ? icmpv6_type::packet_too_big : icmpv6_type::dest_unreachable,
+          too_big ? 0 : code & 7, mtu, quote));
+      return;
+    }
     icmp_message m{.type = icmp_type::dest_unreachable, .code = std::uint8_t(code & 7), .next_hop_mtu = mtu,
                    .data = quote};
     l4_.resize(icmp_view::header_length + quote.size());
@@ -549,7 +608,9 @@ class driver {
       return;
     }
     if (eth->type() == ether_type::ipv6) {
-      if (const auto answer = affine_fuzz::check_sent_ipv6(v6_ends, eth->payload())) send_frame(*answer);
+      const auto sent = affine_fuzz::check_sent_ipv6(v6_ends, eth->payload());
+      if (sent.answer) send_frame(*sent.answer);
+      if (sent.tcp) sent_segment(*sent.tcp, sent.packet, true);
       return;
     }
     require(eth->type() == ether_type::ipv4, "the stack sent a frame neither ARP, IPv4 nor IPv6");
@@ -584,15 +645,20 @@ class driver {
     require(h.protocol == ip_protocol::tcp, "the stack sent an unknown protocol");
     auto t = tcp_view::parse(ip->payload(), h.src, h.dst);
     require(t.has_value(), "the stack sent a TCP segment that does not parse");
-    const tcp_segment out = t->segment();
+    sent_segment(t->segment(), ip->packet(), false);
+  }
+
+  // The stack sent `out` in `packet`: the peer it is for takes it, if it
+  // speaks that family.
+  void sent_segment(const tcp_segment& out, std::span<const std::byte> packet, bool over_v6) {
     if (out.dst_port == active_port && out.control == tcp_control::syn && !out.ack) active_local_port_ = out.src_port;
     const auto peer = peer_of(out.dst_port);
-    if (!peer) return;
+    if (!peer || v6(*peer) != over_v6) return;
     peer_state& p = peers_[*peer];
-    p.last_datagram.assign(ip->packet().begin(), ip->packet().end());
+    p.last_datagram.assign(packet.begin(), packet.end());
     // Past a narrower link (settings [3] bit 6) the datagram is lost on the
     // path; the router's ICMP error (an icmp step) may quote it.
-    if (ip->total_length() > peer_mtu_) return;
+    if (packet.size() > link_mtu(over_v6)) return;
     p.sent(out);
     if (*peer == active && out.control == tcp_control::syn && !out.ack) {
       p.snd_nxt = seq32(777000);  // the SYN,ACK the peer may send: ISN 777000 - 1
@@ -655,6 +721,8 @@ class driver {
   bool timestamps_ = false;
   std::size_t max_connections_ = 0;
   std::uint32_t peer_mtu_ = 1500;
+  bool v6_peers_ = false;
+  const net::ipv6_address peer_v6_ = net::ipv6_address::parse("fd99::2").value();
   net::tcp_listener listener_;
   net::udp_socket udp_;
   std::array<peer_state, peers> peers_{};
