@@ -40,7 +40,7 @@
 //        when it asks for a changed byte, 1 when it asks for fragments)
 //   3:   time: (b % 64) << (4 * (b / 64)) ms, in slices (1 byte)
 //   4,5: the application: a peer (b % 16) and a call (b / 16), an amount
-//        (2 bytes)
+//        (2 bytes); a UDP send goes to the peer over its family
 //   6:   ICMP destination unreachable quoting the last datagram the stack
 //        sent a peer: peer; code (bits 0-2), a 40-byte longer quote (3),
 //        from the router (4); the MTU in 8-byte units; a quote change
@@ -403,7 +403,7 @@ class driver {
     } else if (call == 14 && b % peers == active) {
       connect();
     } else if (call == 13) {
-      udp_call(amount);
+      udp_call(b % peers, amount);
     } else if (!p.app.is_open()) {
       return;
     } else if (call < 5) {
@@ -491,13 +491,15 @@ class driver {
     if (connected_.is_open()) peers_[active].app = std::move(connected_);
   }
 
-  void udp_call(std::size_t amount) {
+  // A receive, or a datagram to the peer over its family.
+  void udp_call(unsigned peer, std::size_t amount) {
     if (amount & 1) {
       buffer_.resize(amount);
       (void)udp_.recv_from(buffer_, now_ns());
     } else {
       std::vector<std::byte> data(amount % 2048, std::byte{'u'});
-      (void)udp_.send_to({net::ipv4_address{peer_ip}, 5353}, data);
+      const net::address to = v6(peer) ? net::address(peer_v6_) : net::address(net::ipv4_address{peer_ip});
+      (void)udp_.send_to({to, 5353}, data);
     }
   }
 
