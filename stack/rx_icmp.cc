@@ -8,12 +8,16 @@
 //
 // UDP: the socket API has no connected UDP sockets, and an unconnected one
 // is told of no ICMP error (as on Linux without IP_RECVERR): such errors
-// are counted as ignored.
+// are counted as ignored, but for fragmentation-needed and Packet Too Big,
+// which lower the path MTU that the socket's next send_to keeps to.
 
+#include <algorithm>
+#include <mutex>
 #include <optional>
 
 #include "stack/per_core.hh"
 #include "stack/stack.hh"
+#include "stack/udp_socket.hh"
 #include "stack/wire/endian.hh"
 
 namespace affine::stack {
@@ -47,7 +51,10 @@ std::optional<tcp::icmp_error> tcp_error_of(const icmpv6_view& v) {
 }  // namespace
 
 bool stack::icmp_error_in(per_core& pc, const icmp_view& v, const ipv4_quote& q, std::uint64_t now) {
-  if (q.src != routes_.address() || q.protocol != ip_protocol::tcp) return false;
+  if (q.src != routes_.address()) return false;
+  if (q.protocol == ip_protocol::udp && unreachable_code(v.code()) == unreachable_code::fragmentation_needed)
+    return udp_too_big_in(pc, v4_flow(q.src), v4_flow(q.dst), q.transport, v.next_hop_mtu(), now);
+  if (q.protocol != ip_protocol::tcp) return false;
   const auto error = tcp_error_of(v.code());
   if (!error) return false;
   // The quote's first 8 bytes: our port, theirs, and SEG.SEQ.
@@ -56,6 +63,8 @@ bool stack::icmp_error_in(per_core& pc, const icmp_view& v, const ipv4_quote& q,
 }
 
 bool stack::icmpv6_error_in(per_core& pc, const icmpv6_view& v, const ipv6_quote& q, std::uint64_t now) {
+  if (q.protocol == next_header::udp && v.type() == icmpv6_type::packet_too_big && is_ours(q.header.src))
+    return udp_too_big_in(pc, q.header.src, q.header.dst, q.transport, v.mtu(), now);
   if (q.protocol != next_header::tcp || q.transport.size() < 8) return false;
   const auto error = tcp_error_of(v);
   if (!error) return false;
@@ -93,19 +102,43 @@ bool stack::icmp_to_tcp(per_core& pc, const flow_tuple& t, seq32 seq, tcp::icmp_
   return true;
 }
 
-void stack::apply_path_mtu(tcp::connection& c, const flow_tuple& t, std::uint64_t now) {
-  std::uint32_t mtu;
+// RFC 1191 and RFC 8201 for datagrams: the stack sends every datagram with
+// DF and never fragments (udp_socket.cc), so a router's "too big" for one
+// lowers that path's estimate, and the socket's next send_to past it is
+// message_size, as on a Linux socket with IP_PMTUDISC_DO. A datagram has
+// no sequence number to check the quote by (RFC 5927 4.1); as Linux's UDP
+// error handler, the quote must name a port bound here, and the estimate
+// keeps to its floor (route.hh) whoever forged it.
+bool stack::udp_too_big_in(per_core& pc, const flow_address& src, const flow_address& dst,
+                           std::span<const std::byte> transport, std::uint32_t mtu, std::uint64_t now) {
+  if (transport.size() < 8) return false;
+  udp_socket* s = find_udp(load_be16(transport.data()), src);
+  if (s == nullptr) return false;
+  s->unref();
   {
     std::lock_guard g(pmtu_lock_);
-    if (t.v4()) {
-      if (pmtu_.size() == 0) return;
-      mtu = pmtu_.path_mtu(v4_address(t.remote_addr), now);
-    } else {
-      if (pmtu6_.size() == 0) return;
-      mtu = pmtu6_.path_mtu(t.remote_addr, now);
-    }
+    if (is_v4(dst))
+      pmtu_.on_frag_needed(v4_address(dst), mtu, now);
+    else
+      pmtu6_.on_frag_needed(dst, mtu, now);
   }
-  if (mtu < port_.caps().mtu) c.set_path_mtu(mtu);
+  bump(pc.counters.icmp_errors_taken);
+  return true;
+}
+
+std::uint32_t stack::path_mtu_to(const flow_address& dst, std::uint64_t now) {
+  std::uint32_t mtu = port_.caps().mtu;
+  std::lock_guard g(pmtu_lock_);
+  if (is_v4(dst)) {
+    if (pmtu_.size() != 0) mtu = std::min(mtu, pmtu_.path_mtu(v4_address(dst), now));
+  } else if (pmtu6_.size() != 0) {
+    mtu = std::min(mtu, pmtu6_.path_mtu(dst, now));
+  }
+  return mtu;
+}
+
+void stack::apply_path_mtu(tcp::connection& c, const flow_tuple& t, std::uint64_t now) {
+  if (const std::uint32_t mtu = path_mtu_to(t.remote_addr, now); mtu < port_.caps().mtu) c.set_path_mtu(mtu);
 }
 
 }  // namespace affine::stack

@@ -198,6 +198,13 @@ class stack final : public drivers::packet_sink {
   bool icmpv6_error_in(per_core& pc, const icmpv6_view& v, const ipv6_quote& q, std::uint64_t now);
   bool icmp_to_tcp(per_core& pc, const flow_tuple& t, seq32 seq, tcp::icmp_error error, std::uint32_t mtu,
                    std::uint64_t now);
+  // A "fragmentation needed" or Packet Too Big quoting a datagram one of
+  // our UDP sockets sent from `src` to `dst` (rx_icmp.cc).
+  bool udp_too_big_in(per_core& pc, const flow_address& src, const flow_address& dst,
+                      std::span<const std::byte> transport, std::uint32_t mtu, std::uint64_t now);
+  // The largest IP packet to send `dst` now: the link's MTU, or less where
+  // the path-MTU cache knows less.
+  std::uint32_t path_mtu_to(const flow_address& dst, std::uint64_t now);
   void count_time_wait(per_core& pc, tcp_socket& s);
   // A new connection to `dst` keeps within the path MTU known for it.
   void apply_path_mtu(tcp::connection& c, const flow_tuple& t, std::uint64_t now);

@@ -3,7 +3,8 @@
 // quoting a segment the stack sent makes it send what is in flight again
 // in smaller segments at once; one quoting a sequence number not in
 // flight, or a connection the stack does not have, changes nothing and is
-// counted. And the stack's own: a datagram whose reassembly times out is
+// counted; one quoting a UDP datagram lowers the path MTU its socket keeps
+// to. And the stack's own: a datagram whose reassembly times out is
 // answered with Time Exceeded where its first fragment came.
 
 #include <gtest/gtest.h>
@@ -103,6 +104,47 @@ TEST_F(icmp_error, AQuoteOutOfFlightOrOfNoConnectionChangesNothing) {
     EXPECT_TRUE(drain().empty());
     EXPECT_EQ(st.counters(0).get(drop::icmp_ignored), 1u);
     EXPECT_EQ(st.counters(0).icmp_errors_taken.load(), 0u);
+  });
+}
+
+// RFC 1191 for datagrams: the stack sends every UDP datagram with DF and
+// never fragments it, so "fragmentation needed" quoting one lowers that
+// path's MTU, and the socket's next datagram past it is message_size (as a
+// Linux socket with IP_PMTUDISC_DO); one that fits still goes. A quote of a
+// port nobody bound here changes nothing.
+TEST_F(icmp_error, FragmentationNeededForADatagramLowersThePathMtuItsSocketKeepsTo_RFC1191) {
+  with_stack([&](stack& st) {
+    auto b = st.backend().bind_udp({.local = {net::any_address, 5353}});
+    ASSERT_TRUE(b.has_value());
+    net::udp_socket u(std::move(*b));
+    const std::vector<std::byte> data(1000, std::byte{'u'});
+    const net::endpoint to{net::ipv4_address{testing::peer_ip}, 40000};
+    ASSERT_TRUE(u.send_to(to, data).has_value());
+    const auto sent = drain();
+    ASSERT_EQ(sent.size(), 1u);
+    ASSERT_EQ(sent[0].size(), 14u + 20 + 8 + 1000);
+    const auto fragmentation_needed = std::uint8_t(unreachable_code::fragmentation_needed);
+
+    frame other = sent[0];
+    store_be16(other.data() + 14 + 20, 5354);  // its source port: bound by nobody
+    send(unreachable(fragmentation_needed, other, 576));
+    EXPECT_TRUE(drain().empty());
+    EXPECT_EQ(st.counters(0).get(drop::icmp_ignored), 1u);
+    ASSERT_TRUE(u.send_to(to, data).has_value());
+    EXPECT_EQ(drain().size(), 1u);
+
+    send(unreachable(fragmentation_needed, sent[0], 576));
+    EXPECT_TRUE(drain().empty());
+    EXPECT_EQ(st.counters(0).icmp_errors_taken.load(), 1u);
+    const auto r = u.send_to(to, data);
+    ASSERT_FALSE(r.has_value());
+    EXPECT_EQ(r.error(), std::errc::message_size);
+    EXPECT_EQ(u.send_to(to, std::span(data).first(576 - 28 + 1)).error(), std::errc::message_size);
+    ASSERT_TRUE(u.send_to(to, std::span(data).first(576 - 28)).has_value());
+    const auto fits = drain();
+    ASSERT_EQ(fits.size(), 1u);
+    EXPECT_EQ(fits[0].size(), 14u + 576);
+    u.close();
   });
 }
 
