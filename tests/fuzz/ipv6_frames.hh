@@ -150,6 +150,7 @@ inline std::vector<std::vector<std::byte>> ipv6_step_frames(const ipv6_ends& e, 
 struct sent_ipv6 {
   std::span<const std::byte> packet;
   std::optional<affine::stack::tcp_segment> tcp{};  // its payload points into `packet`
+  bool udp = false;                                 // a UDP datagram
   std::optional<std::vector<std::byte>> answer{};   // a Neighbor Advertisement for a solicitation naming the peer
 };
 
@@ -176,6 +177,7 @@ inline sent_ipv6 check_sent_ipv6(const ipv6_ends& e, std::span<const std::byte> 
       require(udp_view::parse(up->payload, ipv6_pseudo(h.src, h.dst, next_header::udp)).has_value(),
               "the stack sent a UDP datagram over IPv6 that does not parse");
       require(h.flow_label != 0, "the stack sent a UDP datagram over IPv6 without a flow label");
+      sent.udp = true;
       return sent;
     case next_header::icmpv6: break;
     default: require(false, "the stack sent an unknown protocol over IPv6");

@@ -44,8 +44,10 @@
 //   6:   ICMP destination unreachable quoting the last datagram the stack
 //        sent a peer: peer; code (bits 0-2), a 40-byte longer quote (3),
 //        from the router (4); the MTU in 8-byte units; a quote change
-//        (4 bytes). To a peer over IPv6, ICMPv6: code 4 is Packet Too
-//        Big, any other Destination Unreachable with that code
+//        (4 bytes); with code bit 5 the quote is of the last UDP
+//        datagram the stack sent over the peer's family instead. To a
+//        peer over IPv6, ICMPv6: code 4 is Packet Too Big, any other
+//        Destination Unreachable with that code
 //   7:   UDP, raw or IPv6: kind, length, then that many bytes (kind % 4:
 //        0 UDP, 1 raw IPv4, 2 raw Ethernet, 3 IPv6 with mode kind >> 2)
 
@@ -510,11 +512,11 @@ class driver {
     const std::uint8_t code = in_.next();
     const std::uint16_t mtu = std::uint16_t(in_.next()) * 8;
     const std::uint8_t quote_change = in_.next();
-    if (p.last_datagram.empty()) return;
     const bool over_v6 = v6(unsigned(&p - peers_.data()));
-    std::vector<std::byte> quote(p.last_datagram.begin(),
-                                 p.last_datagram.begin() + std::min<std::size_t>(p.last_datagram.size(),
-                                                                                 (over_v6 ? 40 : 20) + 8 + (code & 8 ? 40 : 0)));
+    const std::vector<std::byte>& last = code & 32 ? last_udp_[over_v6] : p.last_datagram;
+    if (last.empty()) return;
+    std::vector<std::byte> quote(last.begin(),
+                                 last.begin() + std::min<std::size_t>(last.size(), (over_v6 ? 40 : 20) + 8 + (code & 8 ? 40 : 0)));
     if (quote_change & 1) quote[(quote_change >> 1) % quote.size()] ^= std::byte(quote_change | 1);
     if (over_v6) {
       const bool too_big = (code & 7) == 4;
@@ -613,6 +615,7 @@ class driver {
       const auto sent = affine_fuzz::check_sent_ipv6(v6_ends, eth->payload());
       if (sent.answer) send_frame(*sent.answer);
       if (sent.tcp) sent_segment(*sent.tcp, sent.packet, true);
+      if (sent.udp) last_udp_[1].assign(sent.packet.begin(), sent.packet.end());
       return;
     }
     require(eth->type() == ether_type::ipv4, "the stack sent a frame neither ARP, IPv4 nor IPv6");
@@ -623,6 +626,7 @@ class driver {
     require(h.src == stack_ip, "the stack sent from another address");
     if (h.protocol == ip_protocol::udp) {
       require(udp_view::parse(ip->payload(), h.src, h.dst).has_value(), "the stack sent a UDP datagram that does not parse");
+      last_udp_[0].assign(ip->packet().begin(), ip->packet().end());
       return;
     }
     if (h.protocol == ip_protocol::icmp) {
@@ -724,6 +728,7 @@ class driver {
   std::size_t max_connections_ = 0;
   std::uint32_t peer_mtu_ = 1500;
   bool v6_peers_ = false;
+  std::array<std::vector<std::byte>, 2> last_udp_;  // the last UDP datagram the stack sent over IPv4, IPv6
   const net::ipv6_address peer_v6_ = net::ipv6_address::parse("fd99::2").value();
   net::tcp_listener listener_;
   net::udp_socket udp_;

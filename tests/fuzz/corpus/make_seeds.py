@@ -334,14 +334,16 @@ def stack_seeds():
         # TCP over IPv6 (settings [3] bit 7: the odd peers from fd99::2, the listener on [::]): peer 1's
         # handshake, data whole and in two fragments, read; a write, and a Packet Too Big from the router
         # (1,280 bytes) quoting it; an IPv4 peer beside it on the same listener; the stack connects over IPv6;
-        # UDP datagrams to the peer over IPv6, one past the path's MTU.
+        # UDP datagrams to the peer over IPv6, one past the link's MTU; a Packet Too Big (1,296) and a
+        # fragmentation needed (576) quoting the last datagram of each family, then one past each.
         "tcp-ipv6.bin": stack_settings(listener=0x9F) + s_seg(1, H_SYN, seq_sel=0x11, ack_sel=7, opts=0x0F) + s_seg(1)
         + s_app(0, S_ACCEPT) + s_seg(1, H_PSH, length=40) + s_seg(1, H_PSH, length=40, fragments=0x05)
         + s_app(1, S_READ, 255, 2) + s_app(1, S_WRITE, 250, 5) + s_wait(2) + s_icmp(1, 0x14, 160) + s_wait(0x48)
         + s_seg(1) + s_seg(2, H_SYN, seq_sel=0x12, ack_sel=7, opts=0x0F) + s_seg(2) + s_app(0, S_ACCEPT)
         + s_app(ACTIVE, S_CONNECT) + s_wait(3) + s_seg(ACTIVE, H_SYN, opts=0x0F) + s_wait(1)
         + s_app(ACTIVE, S_WRITE, 100, 1) + s_seg(ACTIVE, H_PSH, length=10) + s_app(ACTIVE, S_READ, 200)
-        + s_app(1, S_UDP, 100) + s_app(1, S_UDP, 255, 4),
+        + s_app(1, S_UDP, 100) + s_app(1, S_UDP, 255, 4) + s_icmp(1, 0x34, 162) + s_app(1, S_UDP, 160, 3)
+        + s_app(0, S_UDP, 250, 2) + s_icmp(0, 0x34, 72) + s_app(0, S_UDP, 250, 2),
     }
 
 
