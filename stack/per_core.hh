@@ -48,6 +48,12 @@ struct stack::per_core {
   mac_address hop_mac{};
   std::uint64_t hop_fresh_until = 0;
   std::uint64_t hop_changes = 0;
+  // Whether IPv4 to df_dst goes without DF (stack::dont_fragment): good
+  // while stack::narrow_paths_ stays the same, until df_fresh_until.
+  std::uint32_t df_dst = 0;
+  std::uint32_t df_narrow = 0;
+  std::uint64_t df_fresh_until = 0;
+  bool df_clear = false;
   // The same for IPv6 (stack::send_ipv6), keyed by the destination: good
   // while the neighbor cache's changes() and the interface's
   // (stack::v6_changes_) stay the same and the answer is fresh.

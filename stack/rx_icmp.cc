@@ -85,14 +85,8 @@ bool stack::icmp_to_tcp(per_core& pc, const flow_tuple& t, seq32 seq, tcp::icmp_
   }
   std::uint32_t path = 0;
   if (error == tcp::icmp_error::fragmentation_needed) {
-    std::lock_guard g(pmtu_lock_);
-    if (t.v4()) {
-      pmtu_.on_frag_needed(v4_address(t.remote_addr), mtu, now);
-      path = pmtu_.path_mtu(v4_address(t.remote_addr), now);
-    } else {
-      pmtu6_.on_frag_needed(t.remote_addr, mtu, now);
-      path = pmtu6_.path_mtu(t.remote_addr, now);
-    }
+    lower_path_mtu(t.remote_addr, mtu, now);
+    path = path_mtu_to(t.remote_addr, now);
   }
   s->conn.on_icmp(error, seq, path, now);
   bump(pc.counters.icmp_errors_taken);
@@ -115,15 +109,24 @@ bool stack::udp_too_big_in(per_core& pc, const flow_address& src, const flow_add
   udp_socket* s = find_udp(load_be16(transport.data()), src);
   if (s == nullptr) return false;
   s->unref();
-  {
-    std::lock_guard g(pmtu_lock_);
-    if (is_v4(dst))
-      pmtu_.on_frag_needed(v4_address(dst), mtu, now);
-    else
-      pmtu6_.on_frag_needed(dst, mtu, now);
-  }
+  lower_path_mtu(dst, mtu, now);
   bump(pc.counters.icmp_errors_taken);
   return true;
+}
+
+// An IPv4 path that reports an MTU under the floor keeps the floor as its
+// estimate (a forged tiny MTU must not make a connection crawl, RFC 5927
+// 7) and gets its datagrams without DF from then on, so that the narrow
+// hop fragments them: Linux "locks" such a route's MTU at min_pmtu and
+// clears DF the same way. narrow_paths_ tells the TX path to look.
+void stack::lower_path_mtu(const flow_address& dst, std::uint32_t mtu, std::uint64_t now) {
+  std::lock_guard g(pmtu_lock_);
+  if (!is_v4(dst)) {
+    pmtu6_.on_frag_needed(dst, mtu, now);
+    return;
+  }
+  if (pmtu_.on_frag_needed(v4_address(dst), mtu, now) && pmtu_.may_fragment(v4_address(dst), now))
+    narrow_paths_.fetch_add(1, std::memory_order_relaxed);
 }
 
 std::uint32_t stack::path_mtu_to(const flow_address& dst, std::uint64_t now) {

@@ -198,6 +198,9 @@ class stack final : public drivers::packet_sink {
   bool icmpv6_error_in(per_core& pc, const icmpv6_view& v, const ipv6_quote& q, std::uint64_t now);
   bool icmp_to_tcp(per_core& pc, const flow_tuple& t, seq32 seq, tcp::icmp_error error, std::uint32_t mtu,
                    std::uint64_t now);
+  // A "fragmentation needed" or Packet Too Big for `dst`, to the path-MTU
+  // cache (under pmtu_lock_).
+  void lower_path_mtu(const flow_address& dst, std::uint32_t mtu, std::uint64_t now);
   // A "fragmentation needed" or Packet Too Big quoting a datagram one of
   // our UDP sockets sent from `src` to `dst` (rx_icmp.cc).
   bool udp_too_big_in(per_core& pc, const flow_address& src, const flow_address& dst,
@@ -253,6 +256,9 @@ class stack final : public drivers::packet_sink {
   using l4_writer = tcp::function_ref<std::size_t(std::span<std::byte> out, bool offload)>;
   void send_ipv4(per_core& pc, std::uint32_t dst, ip_protocol proto, std::size_t l4_bytes, l4_writer write,
                  std::uint64_t now);
+  // Whether a datagram to `dst` goes with DF: always, but to a path that
+  // reported an MTU under the cache's floor (path_mtu_cache::may_fragment).
+  bool dont_fragment(per_core& pc, std::uint32_t dst, std::uint64_t now);
   void send_tcp(per_core& pc, const flow_tuple& t, const tcp_segment& seg, std::uint64_t now);
   void send_arp(per_core& pc, bool reply, const mac_address& dst_mac, std::uint32_t target_ip);
   void icmp_error(per_core& pc, icmp_type type, std::uint8_t code, std::span<const std::byte> datagram,
@@ -339,6 +345,9 @@ class stack final : public drivers::packet_sink {
   spinlock pmtu_lock_;
   path_mtu_cache pmtu_;    // under pmtu_lock_: RFC 1191 estimates per destination
   path_mtu_cache6 pmtu6_;  // under pmtu_lock_: RFC 8201's
+  // How many times an IPv4 path was reported narrower than pmtu_'s floor
+  // (0: never, and every datagram goes with DF without a look at pmtu_).
+  std::atomic<std::uint32_t> narrow_paths_{0};
   spinlock listeners_lock_;              // serializes listen() and close_listener()
   port_table<listen_socket> listeners_;   // IPv4's: RX lookups take no lock; a reference each
   port_table<listen_socket> listeners6_;  // IPv6's: a dual-stack listener is in both

@@ -53,7 +53,7 @@ void stack::send_ipv4(per_core& pc, std::uint32_t dst, ip_protocol proto, std::s
   ih.dst = dst;
   ih.protocol = proto;
   ih.id = pc.ip_id++;
-  ih.dont_fragment = true;  // RFC 1191: path MTU discovery; this stack never fragments
+  ih.dont_fragment = dont_fragment(pc, dst, now);  // RFC 1191; this stack never fragments itself
   ih.payload_length = std::uint16_t(l4);
   (void)emit_ipv4(ih, out.subspan(eth_len), tx_ip_offload_ ? checksum_mode::offload : checksum_mode::software);
   (void)emit_ethernet({.dst = {}, .src = mac_, .type = ether_type::ipv4}, out);
@@ -65,6 +65,24 @@ void stack::send_ipv4(per_core& pc, std::uint32_t dst, ip_protocol proto, std::s
     if (l4_offload) m->ol_flags |= proto == ip_protocol::tcp ? RTE_MBUF_F_TX_TCP_CKSUM : RTE_MBUF_F_TX_UDP_CKSUM;
   }
   transmit(pc, m, *next_hop, now);
+}
+
+// Each core keeps its last destination's answer for a second, or until
+// another path is reported narrow: one relaxed load a datagram while none
+// ever was.
+bool stack::dont_fragment(per_core& pc, std::uint32_t dst, std::uint64_t now) {
+  const std::uint32_t narrow = narrow_paths_.load(std::memory_order_relaxed);
+  if (narrow == 0) return true;
+  if (dst != pc.df_dst || narrow != pc.df_narrow || now >= pc.df_fresh_until) {
+    {
+      std::lock_guard g(pmtu_lock_);
+      pc.df_clear = pmtu_.may_fragment(dst, now);
+    }
+    pc.df_dst = dst;
+    pc.df_narrow = narrow;
+    pc.df_fresh_until = now + 1'000'000'000;
+  }
+  return !pc.df_clear;
 }
 
 // The frame's destination MAC is filled in here: from the ARP cache, or once

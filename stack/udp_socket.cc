@@ -119,9 +119,10 @@ std::expected<void, std::error_code> stack::send_udp(std::uint16_t local_port, n
   const flow_address dst = flow_of(to.addr);
   if (to.port == 0 || is_unspecified(dst) || (is_v4(dst) && v4_address(dst) == 0))
     return failure(std::errc::invalid_argument);
-  // RFC 1191, RFC 8201: DF is set on everything this stack sends, and it
-  // never fragments; a datagram the link, or the path as a router's "too
-  // big" told it (rx_icmp.cc), cannot carry whole is the sender's error.
+  // RFC 1191, RFC 8201: DF is set on what this stack sends (but to an IPv4
+  // path narrower than 552, rx_icmp.cc), and it never fragments; a
+  // datagram the link, or the path as a router's "too big" told it, cannot
+  // carry whole is the sender's error.
   const std::size_t headers = (is_v4(dst) ? 20 : 40) + udp_view::header_length;
   if (datagram.size() > path_mtu_to(dst, now_ns()) - headers) return failure(std::errc::message_size);
   if (is_v4(dst) && !routes_.next_hop(v4_address(dst))) return failure(std::errc::network_unreachable);

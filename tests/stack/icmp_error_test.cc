@@ -1,7 +1,7 @@
 // ICMP errors on the wire (issue 20 item 3): a stack on the in-process
 // wire with a connection from the test's peer; "fragmentation needed"
 // quoting a segment the stack sent makes it send what is in flight again
-// in smaller segments at once; one quoting a sequence number not in
+// in smaller segments at once (under the floor, without DF); one quoting a sequence number not in
 // flight, or a connection the stack does not have, changes nothing and is
 // counted; one quoting a UDP datagram lowers the path MTU its socket keeps
 // to. And the stack's own: a datagram whose reassembly times out is
@@ -84,6 +84,26 @@ TEST_F(icmp_error, FragmentationNeededResegmentsWhatIsInFlight) {
     // for an ACK (Nagle, RFC 1122 4.2.3.4: the stream is not no_delay).
     EXPECT_EQ(bytes, 3840u);
     EXPECT_EQ(st.counters(0).icmp_errors_taken.load(), 1u);
+  });
+}
+
+// RFC 5927 7 and Linux's min_pmtu: a next-hop MTU under the floor (552)
+// leaves the floor as the estimate, so a forged one cannot make the
+// connection crawl; the path is really that narrow, or says so, so what
+// goes to it from then on goes without DF, for the narrow hop to fragment.
+TEST_F(icmp_error, AnMtuUnderTheFloorKeepsTheFloorAndClearsDontFragment_RFC5927_7) {
+  const auto dont_fragment = [](const frame& f) { return ipv4_view::parse(std::span(f).subspan(14))->dont_fragment(); };
+  with_stack([&](stack&) {
+    net::tcp_stream s;
+    const auto sent = connect_and_send(s, 4000);
+    ASSERT_FALSE(data_of(sent).empty());
+    for (const frame& f : sent) EXPECT_TRUE(dont_fragment(f));
+    send(unreachable(std::uint8_t(unreachable_code::fragmentation_needed), sent[0], 296));
+    const auto out = drain();
+    const auto again = data_of(out);
+    ASSERT_FALSE(again.empty());
+    for (auto [seq, length] : again) EXPECT_EQ(length, 512u);  // 552 less the IPv4 and TCP headers
+    for (const frame& f : out) EXPECT_FALSE(dont_fragment(f));
   });
 }
 
