@@ -122,21 +122,23 @@ bool stack::udp_too_big_in(per_core& pc, const flow_address& src, const flow_add
 void stack::lower_path_mtu(const flow_address& dst, std::uint32_t mtu, std::uint64_t now) {
   std::lock_guard g(pmtu_lock_);
   if (!is_v4(dst)) {
-    pmtu6_.on_frag_needed(dst, mtu, now);
+    if (pmtu6_.on_frag_needed(dst, mtu, now)) paths_lowered_.store(true, std::memory_order_relaxed);
     return;
   }
-  if (pmtu_.on_frag_needed(v4_address(dst), mtu, now) && pmtu_.may_fragment(v4_address(dst), now))
-    narrow_paths_.fetch_add(1, std::memory_order_relaxed);
+  if (!pmtu_.on_frag_needed(v4_address(dst), mtu, now)) return;
+  paths_lowered_.store(true, std::memory_order_relaxed);
+  if (pmtu_.may_fragment(v4_address(dst), now)) narrow_paths_.fetch_add(1, std::memory_order_relaxed);
 }
 
+// Every UDP send asks: while no path was ever lowered, it takes no lock.
 std::uint32_t stack::path_mtu_to(const flow_address& dst, std::uint64_t now) {
   std::uint32_t mtu = port_.caps().mtu;
+  if (!paths_lowered_.load(std::memory_order_relaxed)) return mtu;
   std::lock_guard g(pmtu_lock_);
-  if (is_v4(dst)) {
-    if (pmtu_.size() != 0) mtu = std::min(mtu, pmtu_.path_mtu(v4_address(dst), now));
-  } else if (pmtu6_.size() != 0) {
+  if (is_v4(dst))
+    mtu = std::min(mtu, pmtu_.path_mtu(v4_address(dst), now));
+  else
     mtu = std::min(mtu, pmtu6_.path_mtu(dst, now));
-  }
   return mtu;
 }
 

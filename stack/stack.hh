@@ -345,8 +345,11 @@ class stack final : public drivers::packet_sink {
   spinlock pmtu_lock_;
   path_mtu_cache pmtu_;    // under pmtu_lock_: RFC 1191 estimates per destination
   path_mtu_cache6 pmtu6_;  // under pmtu_lock_: RFC 8201's
-  // How many times an IPv4 path was reported narrower than pmtu_'s floor
-  // (0: never, and every datagram goes with DF without a look at pmtu_).
+  // Whether either cache ever lowered a path's estimate (false: path_mtu_to
+  // is the link's MTU without a look); how many times an IPv4 path was
+  // reported narrower than pmtu_'s floor (0: never, and every datagram goes
+  // with DF without a look at pmtu_).
+  std::atomic<bool> paths_lowered_{false};
   std::atomic<std::uint32_t> narrow_paths_{0};
   spinlock listeners_lock_;              // serializes listen() and close_listener()
   port_table<listen_socket> listeners_;   // IPv4's: RX lookups take no lock; a reference each

@@ -123,8 +123,9 @@ std::expected<void, std::error_code> stack::send_udp(std::uint16_t local_port, n
   // path narrower than 552, rx_icmp.cc), and it never fragments; a
   // datagram the link, or the path as a router's "too big" told it, cannot
   // carry whole is the sender's error.
+  const std::uint64_t now = now_ns();
   const std::size_t headers = (is_v4(dst) ? 20 : 40) + udp_view::header_length;
-  if (datagram.size() > path_mtu_to(dst, now_ns()) - headers) return failure(std::errc::message_size);
+  if (datagram.size() > path_mtu_to(dst, now) - headers) return failure(std::errc::message_size);
   if (is_v4(dst) && !routes_.next_hop(v4_address(dst))) return failure(std::errc::network_unreachable);
   const auto src = source_for(dst);
   if (!src) return failure(std::errc::network_unreachable);
@@ -136,7 +137,7 @@ std::expected<void, std::error_code> stack::send_udp(std::uint16_t local_port, n
             auto n = emit_udp(h, datagram, ph, out, offload ? checksum_mode::offload : checksum_mode::software);
             return n ? *n : 0;
           },
-          now_ns());
+          now);
   return {};
 }
 
