@@ -157,9 +157,9 @@ class udp_socket {
 
   bool is_open() const { return impl_ != nullptr; }
   // One datagram; it is sent or dropped on its way, never waits for a peer.
-  // Never fragmented (DF; IP_PMTUDISC_DO on kernel sockets): past the
-  // link's MTU, or the path MTU an ICMP "too big" made known, it is
-  // message_size.
+  // Never fragmented by this host (IP_PMTUDISC_DO on kernel sockets):
+  // past the link's MTU, or the path MTU an ICMP "too big" made known, it
+  // is message_size.
   // Errors: message_size, invalid_argument (port 0), network_unreachable.
   std::expected<void, std::error_code> send_to(endpoint to, std::span<const std::byte> datagram);
 
