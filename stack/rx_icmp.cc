@@ -96,8 +96,8 @@ bool stack::icmp_to_tcp(per_core& pc, const flow_tuple& t, seq32 seq, tcp::icmp_
   return true;
 }
 
-// RFC 1191 and RFC 8201 for datagrams: the stack sends every datagram with
-// DF and never fragments (udp_socket.cc), so a router's "too big" for one
+// RFC 1191 and RFC 8201 for datagrams: the stack never fragments a
+// datagram itself (udp_socket.cc), so a router's "too big" for one
 // lowers that path's estimate, and the socket's next send_to past it is
 // message_size, as on a Linux socket with IP_PMTUDISC_DO. A datagram has
 // no sequence number to check the quote by (RFC 5927 4.1); as Linux's UDP
