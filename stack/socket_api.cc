@@ -383,10 +383,7 @@ entry_sockets sockets_of(const net::wait_entry& e) {
   return s;
 }
 
-net::detail::backend& stack::backend() {
-  if (!backend_) backend_ = std::make_unique<stack_backend>(*this);
-  return *backend_;
-}
+std::unique_ptr<net::detail::backend> stack::make_backend() { return std::make_unique<stack_backend>(*this); }
 
 // A listener takes a port in the table of each family it serves: one on
 // 0.0.0.0 and one on [::] with v6_only share a port, as on Linux.

@@ -92,6 +92,7 @@ stack::stack(runtime& rt, drivers::port& port, const stack_config& cfg, route_ta
     v6.addresses.insert(v6.addresses.begin(), ipv6_prefix_address{ll, 64});
   }
   if (!v6.addresses.empty()) v6_.emplace(std::move(v6));
+  backend_ = make_backend();
 }
 
 stack::~stack() {

@@ -101,7 +101,8 @@ class stack final : public drivers::packet_sink {
   stack& operator=(const stack&) = delete;
 
   // The socket API on this stack (net::detail::set_backend, or directly).
-  net::detail::backend& backend();
+  // Made with the stack, so fibers on any core may ask for it at once.
+  net::detail::backend& backend() { return *backend_; }
 
   // The RX path (drivers::packet_sink): on reactor `core`, a batch
   // from RX queue `queue`, steered to other cores where its RPS mode says.
@@ -361,7 +362,9 @@ class stack final : public drivers::packet_sink {
   std::vector<std::unique_ptr<per_core>> cores_;
   std::unique_ptr<drivers::port_attachment> attachment_;
   std::unique_ptr<rps> rps_;  // when a queue steers
-  std::unique_ptr<net::detail::backend> backend_;
+  std::unique_ptr<net::detail::backend> backend_;  // set in the constructor, never replaced
+
+  std::unique_ptr<net::detail::backend> make_backend();  // socket_api.cc
 };
 
 }  // namespace affine::stack
