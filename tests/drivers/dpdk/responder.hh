@@ -15,6 +15,7 @@ class responder : public packet_sink {
  public:
   responder(mac_address mac, std::uint32_t ip) : mac_(mac), ip_(ip) {}
 
+  // Before the pollers start (attach_options::start_polling = false).
   void set_attachment(port_attachment* a) { attachment_ = a; }
 
   void receive(unsigned core, unsigned /*queue*/, std::span<rte_mbuf*> pkts) override {

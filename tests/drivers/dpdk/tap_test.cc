@@ -151,10 +151,12 @@ TEST_F(tap_test, kernel_arp_and_ping_reach_the_port_and_its_replies_reach_the_ke
   ASSERT_TRUE(plan.has_value()) << plan.error();
   responder host(port->mac(), port_ip);
   // Reactors here nap and poll rather than sleep on the tap's interrupt:
-  // rx_interrupt_wakes_an_armed_poller covers interrupts on their own.
-  auto att = attach(**rt, *port, *plan, host, {.rx_interrupts = false});
+  // rx_interrupt_wakes_an_armed_poller covers interrupts on their own. The
+  // pollers start once the host knows where to send its answers.
+  auto att = attach(**rt, *port, *plan, host, {.rx_interrupts = false, .start_polling = false});
   ASSERT_TRUE(att.has_value()) << att.error();
   host.set_attachment(att->get());
+  (*att)->start();
 
   EXPECT_TRUE(kernel_ping(port_ip, 1, std::chrono::seconds(5)));
   EXPECT_TRUE(kernel_ping(port_ip, 2, std::chrono::seconds(5)));
