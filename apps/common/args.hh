@@ -37,6 +37,12 @@ std::expected<T, std::string> number(std::string_view flag, std::string_view tex
   return v;
 }
 
+inline std::expected<affine::net::address, std::string> address(std::string_view flag, std::string_view text) {
+  auto a = affine::net::address::parse(text);
+  if (!a) return std::unexpected(fmt::format("{}: {}", flag, a.error()));
+  return *a;
+}
+
 inline std::expected<affine::net::endpoint, std::string> endpoint(std::string_view flag, std::string_view text) {
   auto e = affine::net::endpoint::parse(text);
   if (!e) return std::unexpected(fmt::format("{}: {}", flag, e.error()));

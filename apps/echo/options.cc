@@ -22,6 +22,7 @@ std::expected<void, std::string> apply(options& o, std::string_view flag, std::s
   };
   if (o.what == options::role::server) {
     if (flag == "--port") return set(o.server.port, number<std::uint16_t>(flag, value, 0, 65535));
+    if (flag == "--listen") return set(o.server.listen, affine_apps::address(flag, value));
     if (flag == "--max-connections")
       return set(o.server.max_connections, number<std::uint64_t>(flag, value, 0, UINT64_MAX));
     if (flag == "--backlog") return set(o.server.backlog, number<unsigned>(flag, value, 1, 65535));
@@ -58,8 +59,8 @@ std::expected<options, std::string> parse_args(std::span<const std::string> args
 }
 
 std::string usage() {
-  return "usage: affine-echo [--config FILE] [--set KEY=VALUE]... server --port N [--max-connections K]\n"
-         "                   [--backlog B] [--metrics-port M]\n"
+  return "usage: affine-echo [--config FILE] [--set KEY=VALUE]... server --port N [--listen ADDR]\n"
+         "                   [--max-connections K] [--backlog B] [--metrics-port M]\n"
          "       affine-echo [--config FILE] [--set KEY=VALUE]... client --to IP:PORT --connections C\n"
          "                   --requests R --size S [--timeout-ms T]\n";
 }

@@ -1,7 +1,7 @@
 #pragma once
 // affine-echo's command line (what affine::run leaves after --config/--set):
 //
-//   affine-echo server --port N [--max-connections K] [--backlog B] [--metrics-port M]
+//   affine-echo server --port N [--listen ADDR] [--max-connections K] [--backlog B] [--metrics-port M]
 //   affine-echo client --to IP:PORT --connections C --requests R --size S [--timeout-ms T]
 
 #include <cstdint>
@@ -15,6 +15,9 @@ namespace affine_echo {
 
 struct server_options {
   std::uint16_t port = 0;                // 0: the kernel picks one (printed at start)
+  // The address both listeners bind: 0.0.0.0 every IPv4 address of the
+  // port, :: every address of either family (net::listen_options::local).
+  affine::net::address listen = affine::net::any_address;
   std::uint64_t max_connections = 0;     // stop after serving this many; 0 = until SIGINT/SIGTERM
   unsigned backlog = 1024;               // the listener's SYN and accept queues (net::listen_options)
   // A second port where each connection gets affine::collect_metrics() as

@@ -51,14 +51,14 @@ void write_metrics(net::tcp_stream s) {
 }  // namespace
 
 int run_server(const server_options& o) {
-  auto l = net::listen({.local = {net::any_address, o.port}, .backlog = o.backlog, .accepted = {.no_delay = true}});
+  auto l = net::listen({.local = {o.listen, o.port}, .backlog = o.backlog, .accepted = {.no_delay = true}});
   if (!l) {
     fmt::print(stderr, "affine-echo: listen on port {}: {}\n", o.port, l.error().message());
     return 1;
   }
   std::optional<net::tcp_listener> metrics;
   if (o.metrics_port != 0) {
-    auto m = net::listen({.local = {net::any_address, o.metrics_port}, .accepted = {.no_delay = true}});
+    auto m = net::listen({.local = {o.listen, o.metrics_port}, .accepted = {.no_delay = true}});
     if (!m) {
       fmt::print(stderr, "affine-echo: listen on metrics port {}: {}\n", o.metrics_port, m.error().message());
       return 1;

@@ -4,10 +4,12 @@
 # peers, scapy); from the root namespace nothing is sent anywhere.
 #
 #   lab = Lab("probe")              namespaces named affine-attack-probe-PID-*
-#   ns = lab.namespace("a")         a fresh one, lo up, IPv6 off
+#   ns = lab.namespace("a")         a fresh one, lo up, IPv6 off (on with
+#                                   ipv6=True)
 #   lab.affine(ns, exe, ...)        affine-echo on a net_tap port in ns
-#                                   (AFFINE_IP, the kernel side KERNEL_IP),
-#                                   the tap's kernel side up: an Affine
+#                                   (AFFINE_IP, the kernel side KERNEL_IP;
+#                                   with ipv6=True AFFINE_IP6 and KERNEL_IP6
+#                                   too), the tap's kernel side up: an Affine
 #   lab.veth(ns1, ns2)              a veth pair, offloads off
 #   lab.close()                     stops what it started, deletes them
 #
@@ -33,6 +35,7 @@ import time
 SKIP = 77
 SCAPY_PORTS = (20000, 29999)  # source ports of scapy's own connections
 AFFINE_IP, KERNEL_IP, PREFIX = "10.88.0.2", "10.88.0.1", "10.88.0."
+AFFINE_IP6, KERNEL_IP6 = "fd88::2", "fd88::1"
 ECHO_PORT, METRICS_PORT = 7000, 9100
 
 
@@ -69,7 +72,7 @@ def no_kernel_resets(ns):
     """In `ns`, drop the RSTs the kernel sends from scapy's source ports."""
     lo, hi = SCAPY_PORTS
     sh("nft", "-f", "-", ns=ns, input=f"""
-table ip attack_probe {{
+table inet attack_probe {{
   chain out {{
     type filter hook output priority 0; policy accept;
     tcp sport {lo}-{hi} tcp flags & rst == rst drop
@@ -86,7 +89,7 @@ def offloads_off(ns, iface):
 class Affine:
     """affine-echo on the userspace stack over net_tap, in a namespace."""
 
-    def __init__(self, lab, ns, exe, sets, backlog, iface, gateway):
+    def __init__(self, lab, ns, exe, sets, backlog, iface, gateway, ipv6):
         self.ns, self.iface = ns, iface
         self.dir = tempfile.mkdtemp(prefix="affine-attack-", dir=lab.scratch)
         prefix = f"{lab.name}-{iface}"
@@ -99,14 +102,15 @@ driver = "dpdk"
 eal = ["--no-huge", "--no-pci", "--no-shconf", "--no-telemetry", "-m", "512",
        "--file-prefix={prefix}", "--vdev=net_tap0,iface={iface}"]
 queues = {queues}
-ip = "{AFFINE_IP}/24"
+ip = {f'["{AFFINE_IP}/24", "{AFFINE_IP6}/64"]' if ipv6 else f'"{AFFINE_IP}/24"'}
 """)
             if gateway:
                 f.write(f'gateway = "{gateway}"\n')
         args = ["ip", "netns", "exec", ns, exe, "--config", conf, "--set", 'log.level="warn"']
         for s in sets:
             args += ["--set", s]
-        args += ["server", "--port", str(ECHO_PORT), "--backlog", str(backlog), "--metrics-port", str(METRICS_PORT)]
+        args += ["server", "--port", str(ECHO_PORT), "--backlog", str(backlog), "--metrics-port", str(METRICS_PORT),
+                 "--listen", "::" if ipv6 else "0.0.0.0"]
         self.err = open(os.path.join(self.dir, "stderr"), "w+")
         # Under ASan (the sanitizer build runs these tests too) a freed block
         # waits in a quarantine of 256 MiB before it is reused, so the
@@ -124,6 +128,8 @@ ip = "{AFFINE_IP}/24"
                 break
             time.sleep(0.05)
         sh("ip", "addr", "add", f"{KERNEL_IP}/24", "dev", iface, ns=ns)
+        if ipv6:
+            sh("ip", "addr", "add", f"{KERNEL_IP6}/64", "dev", iface, "nodad", ns=ns)
         sh("ip", "link", "set", iface, "up", ns=ns)
         offloads_off(ns, iface)
         if os.environ.get("ATTACK_CAPTURE"):  # a debugging aid: the kernel clients' packets
@@ -187,25 +193,26 @@ class Lab:
     def __exit__(self, *exc):
         self.close()
 
-    def namespace(self, tag):
+    def namespace(self, tag, ipv6=False):
         ns = f"{self.name}-{tag}"
         sh("ip", "netns", "add", ns)
         self.namespaces.append(ns)
         sh("ip", "link", "set", "lo", "up", ns=ns)
-        sh("sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1", ns=ns, check=False)
-        sh("sysctl", "-q", "-w", "net.ipv6.conf.default.disable_ipv6=1", ns=ns, check=False)
+        off = "0" if ipv6 else "1"
+        sh("sysctl", "-q", "-w", f"net.ipv6.conf.all.disable_ipv6={off}", ns=ns, check=False)
+        sh("sysctl", "-q", "-w", f"net.ipv6.conf.default.disable_ipv6={off}", ns=ns, check=False)
         return ns
 
     def veth(self, ns1, addr1, ns2, addr2):
         sh("ip", "link", "add", "atk0", "netns", ns1, "type", "veth", "peer", "name", "atk1", "netns", ns2)
         for ns, dev, addr in ((ns1, "atk0", addr1), (ns2, "atk1", addr2)):
-            sh("ip", "addr", "add", addr, "dev", dev, ns=ns)
+            sh("ip", "addr", "add", addr, "dev", dev, *(["nodad"] if ":" in addr else []), ns=ns)
             sh("ip", "link", "set", dev, "up", ns=ns)
             offloads_off(ns, dev)
         return "atk0", "atk1"
 
-    def affine(self, ns, exe, sets=(), backlog=1024, iface="atkt0", gateway=None):
-        return Affine(self, ns, exe, sets, backlog, iface, gateway)
+    def affine(self, ns, exe, sets=(), backlog=1024, iface="atkt0", gateway=None, ipv6=False):
+        return Affine(self, ns, exe, sets, backlog, iface, gateway, ipv6)
 
     def spawn(self, ns, *cmd, **kw):
         p = subprocess.Popen(["ip", "netns", "exec", ns] + [str(c) for c in cmd], **kw)

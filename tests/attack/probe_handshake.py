@@ -1,0 +1,72 @@
+# tests/attack/probe_handshake.py: the probe's cases in SYN-RECEIVED
+# (probe.py has the table): a second SYN, an ACK of something never sent,
+# a RST before the handshake ends. Each takes a fresh peer.Conn, sends the
+# SYN itself and returns (answer, details).
+
+import time
+
+from probe_cases import alive
+
+MOD = 1 << 32
+
+
+def _finish(c, synack):
+    """Completes the handshake by hand; True when the connection echoes."""
+    c.synack, c.rcv_nxt, c.snd_nxt = synack, (synack.seq + 1) % MOD, (c.iss + 1) % MOD
+    c.ack()
+    return alive(c)
+
+
+def case_syn_again(c):
+    """The same SYN twice, as a client whose SYN-ACK was lost sends it: the
+    SYN-ACK again, the same ISS (RFC 9293 3.8.1's retransmission; a bare ACK
+    would leave a client in SYN-SENT without a way out)."""
+    synack = c.syn()
+    if synack is None:
+        return "no_synack", {}
+    m = c.p.mark()
+    c.p.send(c.ip() / c.tcp("S", seq=c.iss, ack=0, options=c.options))
+    f = c.wait(m, lambda t: True, 1.0)
+    if f is None:
+        return "silent", {}
+    t = f["TCP"]
+    same = t.flags.S and t.flags.A and t.seq == synack.seq and t.ack == (c.iss + 1) % MOD
+    answer = "synack_again" if same else ("rst" if t.flags.R else "ack" if t.flags.A else "other")
+    return answer, {"flags": str(t.flags), "established_after": _finish(c, synack)}
+
+
+def case_bad_ack(c):
+    """SYN-RECEIVED, an ACK of 1000 bytes past the SYN-ACK: RFC 9293
+    3.10.7.4 forms <SEQ=SEG.ACK><CTL=RST>; the half-open connection
+    stays, so the right ACK still completes it."""
+    synack = c.syn()
+    if synack is None:
+        return "no_synack", {}
+    bad = (synack.seq + 1 + 1000) % MOD
+    m = c.p.mark()
+    c.p.send(c.ip() / c.tcp("A", seq=(c.iss + 1) % MOD, ack=bad))
+    f = c.wait(m, lambda t: True, 1.0)
+    if f is None:
+        return "silent", {}
+    t = f["TCP"]
+    good = t.flags.R and not t.flags.A and t.seq == bad
+    return ("rst_seq_of_ack" if good else "other"), {"flags": str(t.flags), "established_after": _finish(c, synack)}
+
+
+def case_rst_in_syn_received(c):
+    """SYN-RECEIVED, a RST at SEQ = RCV.NXT: a connection from a passive
+    OPEN goes back to LISTEN (RFC 9293 3.10.7.4), so the ACK that would
+    have completed it gets <SEQ=SEG.ACK><CTL=RST>."""
+    synack = c.syn()
+    if synack is None:
+        return "no_synack", {}
+    c.p.send(c.ip() / c.tcp("R", seq=(c.iss + 1) % MOD, ack=0))
+    time.sleep(0.1)
+    m = c.p.mark()
+    ack = (synack.seq + 1) % MOD
+    c.p.send(c.ip() / c.tcp("A", seq=(c.iss + 1) % MOD, ack=ack))
+    f = c.wait(m, lambda t: True, 1.0)
+    if f is None:
+        return "silent", {}
+    t = f["TCP"]
+    return ("aborted" if t.flags.R and t.seq == ack else "other"), {"flags": str(t.flags)}
