@@ -102,6 +102,7 @@ struct connection_stats {
   std::uint64_t loss_probes = 0;              // RFC 8985 7 tail loss probes sent
   std::uint64_t loss_probe_repairs = 0;       // RFC 8985 7.4: a probe repaired a loss (cwnd reduced)
   std::uint64_t dsacks_received = 0;          // RFC 2883 duplicate reports (not counted as loss)
+  std::uint64_t dsacks_sent = 0;              // RFC 2883: duplicates received, reported to the sender
   std::uint64_t sack_blocks_rejected = 0;     // empty, inverted or beyond SND.MAX
   std::uint64_t sack_ranges_full = 0;         // a block not kept: the scoreboard's bound
 };
@@ -305,6 +306,7 @@ class connection {
 
   // sack.cc: the SACK blocks a data receiver reports (RFC 2018 4).
   void note_out_of_order(seq32 seq);
+  void note_duplicate(seq32 begin, seq32 end);
   void add_sack_blocks(tcp_options& o, std::uint32_t room_bytes) const;
 
   // sack_recovery.cc: the SACK sender, RFC 6675 loss recovery with RFC 6937
@@ -413,6 +415,9 @@ class connection {
   // their blocks are reported first, so each goes out in several ACKs.
   std::array<seq32, 4> sack_recent_{};
   std::uint8_t sack_recent_count_ = 0;
+  // RFC 2883: the latest duplicate received, owed as the first block of the
+  // next ACK that has room for it.
+  std::optional<tcp_sack_block> dsack_;
   std::unique_ptr<std::byte[]> scratch_;  // a segment that wraps in the send ring is copied here
 
   // Loss detection and recovery (RFC 5681, RFC 6582) and RTT (RFC 6298).

@@ -1,5 +1,6 @@
 // SACK, the data receiver's side (RFC 2018 4): which blocks of the data
-// held past RCV.NXT (the assembler's ranges) an ACK reports, in which order.
+// held past RCV.NXT (the assembler's ranges) an ACK reports, in which order,
+// and D-SACK (RFC 2883): the duplicates received, reported first.
 //
 // "The first SACK block ... MUST specify the contiguous block of data
 // containing the segment which triggered this ACK"; then "as many distinct
@@ -32,6 +33,17 @@ void connection::note_out_of_order(seq32 seq) {
   sack_recent_[0] = seq;
 }
 
+// RFC 2883 4: "the first block of the SACK option should be a D-SACK
+// block specifying the sequence numbers for the duplicate segment", one
+// D-SACK block per duplicate, in the next ACK with room for it: at once for
+// a segment all old or held already (the callers answer those at once, RFC
+// 5681 4.2), with the ACK its new bytes earn for one partly old (as Linux).
+void connection::note_duplicate(seq32 begin, seq32 end) {
+  if (!sack_ok_ || !(begin < end)) return;
+  dsack_ = tcp_sack_block{begin, end};
+  ++stats_.dsacks_sent;
+}
+
 void connection::add_sack_blocks(tcp_options& o, std::uint32_t room_bytes) const {
   // RFC 2018 3: four blocks fit in the option space, three beside timestamps.
   std::uint32_t most = o.timestamps ? 3 : 4;
@@ -39,9 +51,14 @@ void connection::add_sack_blocks(tcp_options& o, std::uint32_t room_bytes) const
   const auto ranges = ooo_.ranges();
   std::fill(std::begin(o.sack), std::end(o.sack), tcp_sack_block{});  // unused blocks read as none
   std::uint8_t n = 0;
+  // RFC 2883 4: a D-SACK block first. It may equal the SACK block of the
+  // held data it duplicates, which still follows it (the "possibly larger
+  // block" of 4.2 (1)), so the blocks after it are compared among themselves.
+  const std::uint8_t first_sack = dsack_ && most > 0 ? 1 : 0;
+  if (first_sack) o.sack[n++] = *dsack_;
   auto add = [&](const assembler::range& r) {
     const tcp_sack_block b{rcv_nxt_ + std::uint32_t(r.first), rcv_nxt_ + std::uint32_t(r.first + r.second)};
-    for (std::uint8_t i = 0; i < n; ++i)
+    for (std::uint8_t i = first_sack; i < n; ++i)
       if (o.sack[i] == b) return;
     o.sack[n++] = b;
   };

@@ -225,9 +225,10 @@ tcp_segment connection::make_segment(tcp_control control, seq32 seq, std::uint64
   }
   // RFC 7323 3.2: on every segment once negotiated (a RST SHOULD carry it).
   if (ts_ok_) seg.options.timestamps = tcp_timestamps{ts_clock(now_ns), ts_recent_};
-  // RFC 2018 4: SACK blocks on every ACK while data past RCV.NXT is held
-  // (a data segment trims them to what fits beside its payload).
-  if (sack_ok_ && control != tcp_control::rst && !ooo_.empty()) add_sack_blocks(seg.options, eff_mss_);
+  // RFC 2018 4: SACK blocks on every ACK while data past RCV.NXT is held,
+  // or a duplicate is owed a D-SACK (a data segment trims them to what fits
+  // beside its payload).
+  if (sack_ok_ && control != tcp_control::rst && (!ooo_.empty() || dsack_)) add_sack_blocks(seg.options, eff_mss_);
   return seg;
 }
 
@@ -235,6 +236,7 @@ tcp_segment connection::make_segment(tcp_control control, seq32 seq, std::uint64
 void connection::note_sent(const tcp_segment& seg) {
   ++stats_.segments_sent;
   if (!seg.ack) return;
+  if (dsack_ && seg.options.sack_count > 0 && seg.options.sack[0] == *dsack_) dsack_.reset();
   ack_now_ = ack_due_ = false;
   unacked_bytes_ = 0;
   timers_.delayed_ack = no_deadline;

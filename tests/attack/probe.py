@@ -38,6 +38,7 @@ CASES = {
     "ack_beyond_snd_nxt": ("data, ACK beyond SND.NXT (RFC 5961 5.2, RFC 9293 3.10.7.4)", "dropped_with_ack"),
     "out_of_order": ("data past a hole, SACK permitted (RFC 5681 4.2, RFC 2018 4)", "dup_ack_with_sack"),
     "hole_filled": ("the hole then filled (RFC 9293 3.10.7.4)", "in_order_echo"),
+    "dsack": ("a segment already acknowledged, again, SACK permitted (RFC 2883 4.1.1)", "dsack"),
     "overlap": ("data starting 4 bytes before RCV.NXT (RFC 9293 3.10.7.4)", "trimmed"),
     "no_ack_flag": ("data without the ACK bit in ESTABLISHED (RFC 9293 3.10.7.4)", "dropped"),
     "bad_checksum": ("data with a wrong TCP checksum (RFC 1122 4.2.2.7)", "dropped"),
@@ -81,7 +82,7 @@ def run_case(name, peer_obj, port, cookies_cmd):
     options = {"mss_1": [("MSS", 1)], "wscale_15": [("MSS", 1460), ("WScale", 15)], "mss_absent": [],
                "mss_honored": [("MSS", 1000)],
                "out_of_order": [("MSS", 1460), ("SAckOK", b"")], "hole_filled": [("MSS", 1460), ("SAckOK", b"")],
-               "fast_retransmit": [("MSS", 1400), ("SAckOK", b"")]}.get(name)
+               "fast_retransmit": [("MSS", 1400), ("SAckOK", b"")], "dsack": [("MSS", 1460), ("SAckOK", b"")]}.get(name)
     c = Conn(peer_obj, port, options=options, timestamps=name == "paws_old_timestamp")
     before_handshake = {
         "syn_cookie": lambda: pc.case_syn_cookie(c, cookies_cmd, spoofs=4 * BACKLOG),
@@ -106,6 +107,7 @@ def run_case(name, peer_obj, port, cookies_cmd):
         "ack_beyond_snd_nxt": lambda: pc.case_unacceptable(c, b"must not be taken", ack=(una + 100000) % (1 << 32)),
         "out_of_order": lambda: pd.case_out_of_order(c, fill=False),
         "hole_filled": lambda: pd.case_out_of_order(c, fill=True),
+        "dsack": lambda: pd.case_dsack(c),
         "overlap": lambda: pd.case_overlap(c),
         "no_ack_flag": lambda: pd.case_no_ack_flag(c),
         "bad_checksum": lambda: pd.case_bad_checksum(c),

@@ -67,6 +67,25 @@ def case_out_of_order(c, fill):
     return ("in_order_echo" if got[:len(data)] == data else "corrupted"), extra
 
 
+def case_dsack(c):
+    """After an echo of b"still there?" (12 bytes), the same segment again,
+    as a sender whose ACK was lost resends it: the ACK of it reports the
+    duplicate in its first SACK block (RFC 2883 4.1.1, D-SACK)."""
+    before = c.snd_nxt
+    if not alive(c):
+        return "no_echo", {}
+    m = c.p.mark()
+    c.send_data(b"still there?", seq=before)
+    f = c.wait(m, lambda t: t.flags.A and not t.flags.R, 1.0)
+    if f is None:
+        return "silent", {}
+    blocks = _sack_blocks(f[TCP])
+    extra = {"ack_is_rcv_nxt": f[TCP].ack == c.snd_nxt, "sack_blocks": len(blocks)}
+    if not blocks:
+        return "ack_without_sack", extra
+    return ("dsack" if blocks[0] == (before, (before + 12) % MOD) else "other_block"), extra
+
+
 def case_overlap(c):
     """After an echo of b"still there?", a segment starting 4 bytes back
     (the same 4 bytes, then 4 new ones): the receiver takes the new bytes

@@ -1,7 +1,8 @@
 // SACK, the data receiver (RFC 2018): SACK-permitted on the two SYNs, and
 // the blocks every ACK carries while data past RCV.NXT is held: the block
 // of the segment that triggered the ACK first, then the most recently
-// reported ones, as many as fit.
+// reported ones, as many as fit. And D-SACK (RFC 2883): a duplicate
+// received is reported once, in a block before them.
 
 #include "tests/stack/tcp/harness.hh"
 
@@ -19,9 +20,10 @@ class Sack : public tcp_test {
     expect({.seq = iss + 1, .ack = rn + 1});
     ASSERT_EQ(conn().state(), tcp_state::established);
   }
-  // An ACK of RCV.NXT = rn + 1 carrying `blocks` (offsets from rn + 1).
-  seg ack_with(std::initializer_list<std::pair<std::uint32_t, std::uint32_t>> blocks, std::uint16_t window) {
-    seg s{.seq = iss + 1, .ack = rn + 1, .window = window};
+  // An ACK of RCV.NXT = rn + 1 + `acked` carrying `blocks` (offsets from rn + 1).
+  seg ack_with(std::initializer_list<std::pair<std::uint32_t, std::uint32_t>> blocks, std::uint16_t window,
+               std::uint32_t acked = 0) {
+    seg s{.seq = iss + 1, .ack = rn + 1 + acked, .window = window};
     for (auto [from, to] : blocks) s.options.sack[s.options.sack_count++] = {rn + 1 + from, rn + 1 + to};
     return s;
   }
@@ -68,9 +70,52 @@ TEST_P(Sack, TheNewestBlockFirstThenTheMostRecentlyReported_RFC2018_4) {
   // 2000-3000 joins the first two: the joined block is reported first.
   send_at(2000, 1000);
   expect(ack_with({{1000, 4000}, {5000, 6000}}, 64000));
-  // A duplicate of held data is reported first too.
+  // A duplicate of held data: a D-SACK block for it, then its block as
+  // the first SACK block (RFC 2883 4.2), then the rest.
   send_at(5000, 1000);
-  expect(ack_with({{5000, 6000}, {1000, 4000}}, 64000));
+  expect(ack_with({{5000, 6000}, {5000, 6000}, {1000, 4000}}, 64000));
+  // Reported once: the next ACK has the SACK blocks only.
+  send_at(7000, 1000);
+  expect(ack_with({{7000, 8000}, {5000, 6000}, {1000, 4000}}, 64000));
+}
+
+// RFC 2883 4.1.1: a segment all below RCV.NXT (our ACK of it was lost, or
+// the peer resent too soon) is answered at once, its range a D-SACK block.
+TEST_P(Sack, AnOldSegmentIsReportedInADsackBlock_RFC2883_4_1_1) {
+  establish_with(true);
+  send_at(0, 1000);
+  advance(40);
+  expect({.seq = iss + 1, .ack = rn + 1001, .window = 63000});
+  send_at(0, 1000);
+  expect(ack_with({{0, 1000}}, 63000, 1000));
+  expect_nothing();
+  send_at(2000, 1000);  // the next ACK: the SACK block only
+  expect(ack_with({{2000, 3000}}, 63000, 1000));
+}
+
+// RFC 2883 4.1.1: a segment partly below RCV.NXT: its old part is reported,
+// with the ACK its new bytes earn (delayed, as Linux sends it).
+TEST_P(Sack, APartlyOldSegmentReportsItsOldPart_RFC2883_4_1_1) {
+  establish_with(true);
+  send_at(0, 1000);
+  send_at(500, 1000);
+  expect_nothing();
+  advance(40);
+  expect(ack_with({{500, 1000}}, 62500, 1500));
+  EXPECT_EQ(app_read(), pattern(0, 1500));
+  EXPECT_EQ(conn().stats().dsacks_sent, 1u);
+}
+
+// RFC 2883 is a SACK extension: without SACK negotiated a duplicate gets
+// the plain ACK of RFC 9293 3.10.7.4.
+TEST_P(Sack, NoDsackWithoutSack_RFC2883_4) {
+  establish_with(false);
+  send_at(0, 1000);
+  advance(40);
+  expect({.seq = iss + 1, .ack = rn + 1001, .window = 63000});
+  send_at(0, 1000);
+  expect({.seq = iss + 1, .ack = rn + 1001, .window = 63000});
+  EXPECT_EQ(conn().stats().dsacks_sent, 0u);
 }
 
 TEST_P(Sack, AtMostFourBlocks_RFC2018_3) {
