@@ -105,8 +105,8 @@ class Peer:
             return self.dst.rsplit(":", 1)[0] + f":{0x100 + i:x}"
         return self.dst.rsplit(".", 1)[0] + f".{100 + i}"
 
-    def send(self, l3):
-        self.sock.send(Ether(src=self.mac, dst=self.dmac) / l3)
+    def send(self, l3, dmac=None):
+        self.sock.send(Ether(src=self.mac, dst=dmac or self.dmac) / l3)
 
     def frame(self, l3):
         return bytes(Ether(src=self.mac, dst=self.dmac) / l3)
@@ -153,6 +153,17 @@ class Conn:
 
     def mine(self, frames):
         return [f for f in frames if TCP in f and f[TCP].sport == self.dport and f[TCP].dport == self.sport]
+
+    def wait_port(self, mark, port, timeout):
+        """The first segment since `mark` from `port` to our source port."""
+        end = time.monotonic() + timeout
+        while True:
+            for f in self.p.since(mark):
+                if TCP in f and f[TCP].sport == port and f[TCP].dport == self.sport:
+                    return f
+            if time.monotonic() >= end:
+                return None
+            time.sleep(0.01)
 
     def wait(self, mark, pred, timeout):
         """The first of our segments since `mark` that satisfies pred, or None."""

@@ -269,3 +269,64 @@ def case_ip_fragments(c):
     if not got:
         return "dropped", extra
     return ("reassembled" if got == data else "corrupted"), extra
+
+
+def case_sack_order(c):
+    """Two holes: 100 bytes at +300, then 100 at +100. The ACK of the
+    second reports its block first, the earlier one second (RFC 2018 4:
+    the most recently received block first)."""
+    start = c.snd_nxt
+    c.send_data(b"s" * 100, seq=(start + 300) % MOD)
+    time.sleep(0.2)
+    m = c.p.mark()
+    c.send_data(b"t" * 100, seq=(start + 100) % MOD)
+    f = c.wait(m, lambda t: t.flags.A and not t.flags.R, 1.0)
+    if f is None:
+        return "silent", {}
+    blocks = _sack_blocks(f[TCP])
+    want = [((start + 100) % MOD, (start + 200) % MOD), ((start + 300) % MOD, (start + 400) % MOD)]
+    extra = {"blocks": [[(a - start) % MOD, (b - start) % MOD] for a, b in blocks]}
+    return ("most_recent_first" if blocks[:2] == want else "other_order"), extra
+
+
+def case_fin_out_of_order(c):
+    """The last 100 of 200 bytes with FIN first, then the first 100: the
+    FIN waits for the hole (RFC 9293 3.10.7.4 eighth: a FIN is processed in
+    sequence), so the echo is whole and the echo server's own FIN follows
+    it."""
+    start, data = c.snd_nxt, bytes(i % 251 for i in range(200))
+    m = c.p.mark()
+    c.p.send(c.ip() / c.tcp("FPA", seq=(start + 100) % MOD) / Raw(data[100:]))
+    time.sleep(0.2)
+    early = c.echoed(m, c.rcv_nxt)
+    c.send_data(data[:100], seq=start)
+    c.snd_nxt = (start + 201) % MOD
+    got = _wait_echo(c, m, c.rcv_nxt, len(data))
+    end = (c.rcv_nxt + len(got)) % MOD
+    fin = c.wait(m, lambda t: t.flags.F and (t.seq + (len(t[Raw].load) if Raw in t else 0)) % MOD == end, 2.0)
+    acked = c.wait(m, lambda t: t.flags.A and t.ack == c.snd_nxt, 1.0)
+    c.rcv_nxt = (end + (1 if fin is not None else 0)) % MOD
+    c.ack()
+    extra = {"echoed_before_fill": len(early), "echoed_bytes": len(got), "our_fin_acked": acked is not None,
+             "server_fin": fin is not None}
+    if early or got[:len(data)] != data:
+        return "out_of_sequence", extra
+    return ("fin_after_data" if fin is not None and acked is not None else "no_fin"), extra
+
+
+def case_timestamp_echo(c):
+    """With timestamps negotiated, data carrying TSval T: the segment that
+    acknowledges it echoes T in TSecr (RFC 7323 4.3)."""
+    m = c.p.mark()
+    c.send_data(b"echo my timestamp")
+    sent = c.tsval
+    f = c.wait(m, lambda t: t.flags.A and t.ack == c.snd_nxt, 1.0)
+    got = c.echoed(m, c.rcv_nxt)
+    c.rcv_nxt = (c.rcv_nxt + len(got)) % MOD
+    c.ack()
+    if f is None:
+        return "no_ack", {}
+    ts = dict(o for o in f[TCP].options if isinstance(o, tuple) and len(o) == 2).get("Timestamp")
+    if ts is None:
+        return "no_timestamp", {}
+    return ("echoed" if ts[1] == sent else "other_tsecr"), {"tsecr_minus_tsval": (ts[1] - sent) % MOD}

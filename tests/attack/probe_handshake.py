@@ -1,9 +1,13 @@
-# tests/attack/probe_handshake.py: the probe's cases in SYN-RECEIVED
-# (probe.py has the table): a second SYN, an ACK of something never sent,
-# a RST before the handshake ends. Each takes a fresh peer.Conn, sends the
-# SYN itself and returns (answer, details).
+# tests/attack/probe_handshake.py: the probe's cases before ESTABLISHED
+# (probe.py has the table): in SYN-RECEIVED a second SYN, an ACK of
+# something never sent, a RST before the handshake ends; a SYN-ACK, RST,
+# FIN or ACK to a listener or a closed port. Each takes a fresh peer.Conn,
+# sends its first segment itself and returns (answer, details).
 
+import random
 import time
+
+from scapy.all import TCP
 
 from probe_cases import alive
 
@@ -70,3 +74,30 @@ def case_rst_in_syn_received(c):
         return "silent", {}
     t = f["TCP"]
     return ("aborted" if t.flags.R and t.seq == ack else "other"), {"flags": str(t.flags)}
+
+
+def _answer_to(c, flags, port, ack=0):
+    """A segment with `flags` to `port` from a fresh source: what came back,
+    as ("silent" | flags, seq of the reply)."""
+    m = c.p.mark()
+    c.p.send(c.p.ip() / TCP(sport=c.sport, dport=port, flags=flags, seq=c.iss, ack=ack, window=65535))
+    f = c.wait_port(m, port, 1.0)
+    if f is None:
+        return "silent", None
+    return str(f["TCP"].flags), f["TCP"].seq
+
+
+def case_segment_to(c, flags, port, listening):
+    """RFC 9293 3.10.7.1 (CLOSED) and 3.10.7.2 (LISTEN): a RST is ignored; a
+    segment with an ACK draws <SEQ=SEG.ACK><CTL=RST>; a FIN without one is
+    dropped by a listener and, on a closed port, answered with
+    <SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK>."""
+    ack = random.randrange(1 << 32) if "A" in flags else 0
+    got, seq = _answer_to(c, flags, port, ack)
+    if got == "silent":
+        return "ignored", {"listening": listening}
+    if got == "R" and seq == ack:
+        return "rst_seq_of_ack", {}
+    if got == "RA" and seq == 0:
+        return "rst_ack", {}
+    return "other", {"flags": got, "seq": seq}
