@@ -16,6 +16,7 @@
 #   mysql_proxy_stop, mysql_proxy_stats   SIGTERM it (its exit status); its last stats line
 #   mysql_sysbench_run HOST PORT THREADS SECONDS OUT   one JSON object of figures on stdout
 #   mysql_query HOST PORT SQL          the mariadb client as sbtest, tab-separated rows
+#   mysql_endpoints MODE               the proxy's and MariaDB's addresses in that mode
 #   mysql_stop PID                     SIGTERM, 10 s, SIGKILL; returns the exit status
 #
 # The proxy is MYSQL_PROXY_EXE, or $AFFINE_BUILD/apps/mysql-proxy/affine-mysql-proxy.
@@ -185,6 +186,21 @@ PY
 
 mysql_query() {  # host port sql: the mariadb client as sbtest, tab-separated rows
   mysql_client -h "$1" -P "$2" -usbtest -psbtest --connect-timeout=10 -N -B sbtest -e "$3"
+}
+
+# uring|dpdk|dpdk-ipv6: where the proxy listens in that mode and how it
+# reaches MariaDB's host: sets mysql_listen (IP:PORT, "[v6]:PORT"),
+# mysql_db_host (IP or "[v6]"), and mysql_host / mysql_port, the proxy's
+# address as clients take it (an IPv6 address bare).
+# shellcheck disable=SC2034  # set for the caller
+mysql_endpoints() {
+  case "$1" in
+    dpdk) mysql_db_host=$MYSQL_TAP_KERNEL_IP mysql_listen=$MYSQL_TAP_PROXY_IP:3307 ;;
+    dpdk-ipv6) mysql_db_host="[$MYSQL_TAP_KERNEL_IP6]" mysql_listen="[$MYSQL_TAP_PROXY_IP6]:3307" ;;
+    *) mysql_db_host=127.0.0.1 mysql_listen=127.0.0.1:3307 ;;
+  esac
+  mysql_host=${mysql_listen%:*} mysql_port=${mysql_listen##*:}
+  mysql_host=${mysql_host#[} mysql_host=${mysql_host%]}
 }
 
 mysql_proxy_exe() {  # MYSQL_PROXY_EXE, or the proxy in $AFFINE_BUILD (default build)

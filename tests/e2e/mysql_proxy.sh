@@ -48,18 +48,8 @@ mysql_setup "e2e-$mode" || rc=$?
 [ "$rc" -eq 77 ] && { echo "SKIP: not root"; exit 77; }
 
 proxy_mode=${mode%-backend-down}
-if [ "$proxy_mode" = dpdk ]; then
-  db_host=$MYSQL_TAP_KERNEL_IP
-  listen=$MYSQL_TAP_PROXY_IP:3307
-elif [ "$proxy_mode" = dpdk-ipv6 ]; then
-  db_host="[$MYSQL_TAP_KERNEL_IP6]"
-  listen="[$MYSQL_TAP_PROXY_IP6]:3307"
-else
-  db_host=127.0.0.1
-  listen=127.0.0.1:3307
-fi
-host=${listen%:*} port=${listen##*:}
-host=${host#[} host=${host%]}  # the clients take an IPv6 address bare
+mysql_endpoints "$proxy_mode"
+db_host=$mysql_db_host listen=$mysql_listen host=$mysql_host port=$mysql_port
 
 # zero errors, exit status 0 and at least one transaction
 sysbench_clean() { [ "$(field "$1" errors)" = 0 ] && [ "$(field "$1" exit_status)" = 0 ] &&
