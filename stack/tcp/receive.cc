@@ -22,6 +22,17 @@ connection::step_result connection::process_data(const tcp_segment& seg, const i
   }
   const std::uint32_t offset = std::uint32_t(in.seq - rcv_nxt_);
   const bool had_holes = !ooo_.empty();
+  // RFC 2883 4.1.3: bytes already held out of order came twice, whether the
+  // segment lies past a hole or fills one and reaches into them (Linux's
+  // tcp_dsack_extend); the first such run is reported.
+  for (const assembler::range& r : ooo_.ranges()) {
+    const std::size_t from = std::max<std::size_t>(offset, r.first);
+    const std::size_t to = std::min<std::size_t>(offset + in.data.size(), r.first + r.second);
+    if (from < to) {
+      note_duplicate(rcv_nxt_ + std::uint32_t(from), rcv_nxt_ + std::uint32_t(to));
+      break;
+    }
+  }
   if (offset == 0) {
     // In order: readable at once, and the out-of-order data it reaches too.
     const std::size_t n = rcv_buf_.write(in.data);
@@ -45,15 +56,6 @@ connection::step_result connection::process_data(const tcp_segment& seg, const i
   // Out of order (RFC 9293 3.10.7.4 seventh allows keeping it): held in the
   // receive buffer's free space past RCV.NXT, bounded by the buffer and the
   // assembler's range count; RFC 5681 4.2: a duplicate ACK at once.
-  // RFC 2883 4.1.3: bytes already held out of order came twice.
-  for (const assembler::range& r : ooo_.ranges()) {
-    const std::size_t from = std::max<std::size_t>(offset, r.first);
-    const std::size_t to = std::min<std::size_t>(offset + in.data.size(), r.first + r.second);
-    if (from < to) {
-      note_duplicate(rcv_nxt_ + std::uint32_t(from), rcv_nxt_ + std::uint32_t(to));
-      break;
-    }
-  }
   const std::size_t n = rcv_buf_.write_at(offset, in.data);
   if (n > 0) {
     if (ooo_.add(offset, n) == assembler::add_result::too_many_ranges) {

@@ -106,6 +106,17 @@ TEST_P(Sack, APartlyOldSegmentReportsItsOldPart_RFC2883_4_1_1) {
   EXPECT_EQ(conn().stats().dsacks_sent, 1u);
 }
 
+// RFC 2883 4.1.3: a segment that fills the hole and reaches into data held
+// past it reports the overlap, in the ACK that moves RCV.NXT past both.
+TEST_P(Sack, FillingTheHoleIntoHeldDataReportsTheOverlap_RFC2883_4_1_3) {
+  establish_with(true);
+  send_at(1000, 1000);
+  expect(ack_with({{1000, 2000}}, 64000));
+  send_at(0, 1500);
+  expect(ack_with({{1000, 1500}}, 62000, 2000));
+  EXPECT_EQ(app_read(), pattern(0, 2000));
+}
+
 // RFC 2883 is a SACK extension: without SACK negotiated a duplicate gets
 // the plain ACK of RFC 9293 3.10.7.4.
 TEST_P(Sack, NoDsackWithoutSack_RFC2883_4) {
