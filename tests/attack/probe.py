@@ -16,6 +16,7 @@
 # Inside, `probe.py --worker TARGET IFACE SRC DST PORT COOKIES-CMD` runs the
 # cases from the scapy side's namespace (netns.py sets them up).
 
+import concurrent.futures
 import json
 import os
 import shlex
@@ -212,7 +213,6 @@ def main():
     if unknown:
         netns.log(f"unknown case(s) {unknown}; the cases: {list(CASES)}")
         return 2
-    results = {}
     with netns.Lab("probe6" if v6 else "probe") as lab:
         # (a) affine on net_tap; scapy on the tap's kernel side.
         a = lab.namespace("a", ipv6=v6)
@@ -222,9 +222,7 @@ def main():
         cookies = f"{metric} | {sys.executable} -c \"import json,sys; print(sum(json.loads(l)['value'] for l in sys.stdin " \
                   f"if 'syn_cookies_sent' in l))\""
         src, dst = (netns.KERNEL_IP6, netns.AFFINE_IP6) if v6 else (netns.KERNEL_IP, netns.AFFINE_IP)
-        results["affine"] = run_worker(lab, a, "affine", aff.iface, src, dst, cookies, names)
-        if not aff.alive():
-            netns.log(f"affine-echo died: {aff.stderr()}")
+        on_affine = (a, "affine", aff.iface, src, dst, cookies)
         # (b) Linux: a kernel echo listener behind a veth pair.
         p, l = lab.namespace("p", ipv6=v6), lab.namespace("l", ipv6=v6)
         netns.no_kernel_resets(p)
@@ -234,7 +232,14 @@ def main():
         lab.spawn(l, sys.executable, "-c", LINUX_ECHO, netns.ECHO_PORT, BACKLOG)
         time.sleep(0.5)
         cookies = f"ip netns exec {l} nstat -az TcpExtSyncookiesSent | awk '/TcpExtSyncookiesSent/ {{print $2}}'"
-        results["linux"] = run_worker(lab, p, "linux", pi, src, dst, cookies, names)
+        on_linux = (p, "linux", pi, src, dst, cookies)
+        # The two targets share nothing (namespaces, links, addresses): their
+        # workers run side by side, the probe in half the time.
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            runs = {t[1]: pool.submit(run_worker, lab, *t, names) for t in (on_affine, on_linux)}
+            results = {target: run.result() for target, run in runs.items()}
+        if not aff.alive():
+            netns.log(f"affine-echo died: {aff.stderr()}")
         kernel = os.uname().release
     for r in results["affine"] + results["linux"]:
         print(json.dumps(r, separators=(",", ":")))
