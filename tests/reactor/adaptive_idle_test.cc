@@ -178,10 +178,12 @@ TEST_F(adaptive_idle, ALoneSliceOfAnotherProcessDoesNotStopTheSpin) {
   // and two slices that close are a task that wants the CPU: each such
   // meeting makes the CPU shared for some ten samples: 0-26 samples of a
   // window here. Without the rule, each of the ten slices a window does:
-  // 84-124. The best of three windows.
+  // 84-124. The best of up to six windows: a fresh-clone CI run once saw
+  // three windows in a row at 67 or more (its VM's own slices came thicker
+  // for a while), and a later window is as likely as not to be clear of it.
   window best;
   double least_waited_pct = 100;
-  for (int i = 0; i < 3 && (!best.judged || best.shared_samples >= 50); ++i) {
+  for (int i = 0; i < 6 && (!best.judged || best.shared_samples >= 50); ++i) {
     const window w = quiet_window(7);  // the slices take 5 % of the CPU
     least_waited_pct = std::min(least_waited_pct, w.waited_pct);
     if (w.judged && (!best.judged || w.shared_samples < best.shared_samples)) best = w;
