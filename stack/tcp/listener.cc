@@ -113,7 +113,7 @@ listener::verdict listener::take_cookie(const flow_tuple& tuple, const tcp_segme
       syn.options.window_scale = o->window_scale;
       syn.options.sack_permitted = o->sack_permitted;
     }
-  ++syn_received_;
+  ++cookie_children_;
   ++stats_.cookies_accepted;
   return {.open = open_params{tuple, cookie, ts_offset(tuple)}, .syn = syn};
 }
@@ -123,16 +123,21 @@ bool listener::admit() {
     ++stats_.accept_queue_full;
     return false;
   }
-  assert(syn_received_ > 0);
-  --syn_received_;
+  child_leaves_syn_received();
   ++accept_queue_;
   return true;
 }
 
-void listener::child_gone(bool admitted) {
-  std::size_t& n = admitted ? accept_queue_ : syn_received_;
+void listener::child_leaves_syn_received() {
+  std::size_t& n = cookie_children_ > 0 ? cookie_children_ : syn_received_;
   assert(n > 0);
   if (n > 0) --n;
+}
+
+void listener::child_gone(bool admitted) {
+  if (!admitted) return child_leaves_syn_received();
+  assert(accept_queue_ > 0);
+  if (accept_queue_ > 0) --accept_queue_;
 }
 
 void listener::accepted() {

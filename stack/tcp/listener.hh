@@ -103,7 +103,15 @@ class listener {
   const syn_cookies* cookies_;
   std::optional<std::uint64_t> last_cookie_ns_;
   std::size_t syn_received_ = 0;
+  // Children a returning SYN cookie made, between the cookie's check and
+  // their admission (the same RX batch): never in the SYN queue (RFC 4987:
+  // the cookie stands for its entry), so never counted against its bound.
+  std::size_t cookie_children_ = 0;
   std::size_t accept_queue_ = 0;
+  // A child not admitted leaves: a cookie's first, then the SYN queue's
+  // (which is which does not matter to the sum; the SYN queue never looks
+  // fuller than it is).
+  void child_leaves_syn_received();
   listener_stats stats_;
 };
 
