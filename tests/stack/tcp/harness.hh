@@ -142,6 +142,8 @@ class harness : public ::testing::Test {
   void reap() { host_.reap(); }
   // The ISS a SYN from `peer` arriving now gets from the listener.
   seq32 iss_for(std::uint16_t peer) const { return host_.isn().next(tuple_for(peer), now); }
+  // The flow of `peer` (0: remote_port) as the host keys it.
+  flow_tuple tuple_for(std::uint16_t peer) const { return host_.tuple_for(peer ? peer : remote_port); }
   // The window expect() assumes when a test gives none.
   std::uint16_t default_window() const;
   // Our TSval at the current time (RFC 7323 5.4: a 1 ms clock plus the
@@ -156,7 +158,6 @@ class harness : public ::testing::Test {
   std::uint32_t ts_offset = 0;
 
  private:
-  flow_tuple tuple_for(std::uint16_t peer) const { return host_.tuple_for(peer ? peer : remote_port); }
   void deliver(const tcp_segment& s);
 
   host host_;

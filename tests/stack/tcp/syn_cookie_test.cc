@@ -69,6 +69,26 @@ TEST_P(SynCookie, TheAckOfAValidCookieBecomesTheConnection_RFC4987_3_6) {
   expect({.seq = synack.seq + 1, .ack = rn + 6, .window = 63995, .peer = peer});
 }
 
+// RFC 4987: the cookie stands for the SYN queue's entry, so the child a
+// valid one makes is never counted in the queue, not even between the
+// listener's verdict and its admission (a gauge read there once showed the
+// queue over its bound under a SYN flood).
+TEST_P(SynCookie, ACookiesChildIsNeverInTheSynQueue_RFC4987_3_6) {
+  fill_the_queue();
+  const seg synack = cookie_for({.mss = 1460});
+  tcp_segment ack;
+  ack.src_port = peer;
+  ack.dst_port = local_port;
+  ack.seq = rn + 1;
+  ack.ack = synack.seq + 1;
+  ack.window = 65535;
+  const listener::verdict v = lst().input(tuple_for(peer), ack, now, config);
+  ASSERT_TRUE(v.open);
+  EXPECT_EQ(lst().syn_received(), 1u);  // `first` alone, at the bound of 1
+  lst().child_gone(false);              // the child is not made here
+  EXPECT_EQ(lst().syn_received(), 1u);
+}
+
 TEST_P(SynCookie, TheMssComesBackAsTheLargestTableValueNotAboveThePeers_RFC4987_3_6) {
   config.mss = 1460;
   fill_the_queue();
