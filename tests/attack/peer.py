@@ -187,8 +187,11 @@ class Conn:
     def open(self, timeout=3):
         """The three-way handshake; True when established."""
         f = self.syn(timeout)
-        if f is None:
-            return False
+        return f is not None and self.complete(f)
+
+    def complete(self, f):
+        """Ends the handshake whose SYN-ACK (TCP layer) is `f` with our ACK;
+        False when timestamps were asked for and not taken."""
         self.synack = f
         self.rcv_nxt = (f.seq + 1) % (1 << 32)
         if self.tsval is not None:

@@ -6,10 +6,9 @@
 import random
 import time
 
+from probe_cases import alive
 from scapy.all import (ICMP, IP, TCP, ICMPv6EchoReply, ICMPv6EchoRequest, IPOption_NOP, IPv6,
                        IPv6ExtHdrDestOpt, IPv6ExtHdrHopByHop, PadN, Raw)
-
-MOD = 1 << 32
 
 
 def case_ping(c):
@@ -76,7 +75,4 @@ def case_ip_options(c):
     f = _synack_to(c, l3)
     if f is None:
         return "dropped", {}
-    c.synack, c.rcv_nxt, c.snd_nxt = f[TCP], (f[TCP].seq + 1) % MOD, (c.iss + 1) % MOD
-    c.ack()
-    from probe_cases import alive
-    return ("synack" if alive(c) else "synack_then_dead"), {}
+    return ("synack" if c.complete(f[TCP]) and alive(c) else "synack_then_dead"), {}

@@ -16,9 +16,7 @@ MOD = 1 << 32
 
 def _finish(c, synack):
     """Completes the handshake by hand; True when the connection echoes."""
-    c.synack, c.rcv_nxt, c.snd_nxt = synack, (synack.seq + 1) % MOD, (c.iss + 1) % MOD
-    c.ack()
-    return alive(c)
+    return c.complete(synack) and alive(c)
 
 
 def case_syn_again(c):
