@@ -66,6 +66,18 @@ CASES = {
     "closed_port_ack": ("an ACK to a closed port (RFC 9293 3.10.7.1)", "rst_seq_of_ack"),
     "closed_port_rst": ("a RST to a closed port (RFC 9293 3.10.7.1)", "ignored"),
     "closed_port_fin": ("a FIN without ACK to a closed port (RFC 9293 3.10.7.1)", "rst_ack"),
+    "closed_port_null": ("a segment with no flags to a closed port (RFC 9293 3.10.7.1)", "rst_ack"),
+    "closed_port_xmas": ("FIN, PSH and URG to a closed port (RFC 9293 3.10.7.1)", "rst_ack"),
+    "listen_null": ("a segment with no flags to a listener (RFC 9293 3.10.7.2)", "ignored"),
+    "listen_syn_rst": ("SYN and RST together to a listener (RFC 9293 3.10.7.2: RST first)", "ignored"),
+    "syn_with_data": ("data on the SYN (RFC 9293 3.10.7.2)", "echoed_once"),
+    "reserved_bits": ("a SYN with the reserved bits set (RFC 9293 3.1)", "synack"),
+    "ecn_setup": ("an ECN-setup SYN, ECE and CWR (RFC 3168 6.1.1)", "synack"),
+    "unknown_option": ("a SYN with an option of an unknown kind (RFC 9293 3.1, MUST-6)", "synack"),
+    "bad_option_length": ("a SYN with an option of length 0, then a normal connection (RFC 9293 MUST-7)",
+                          "survives"),
+    "urgent": ("data with URG set (RFC 6093 5: delivered inline)", "inline"),
+    "timestamp_missing": ("data without the agreed timestamps (RFC 7323 3.2)", "dropped"),
     "syn_again": ("the same SYN again in SYN-RECEIVED", "synack_again"),
     "synrcvd_bad_ack": ("an unacceptable ACK in SYN-RECEIVED (RFC 9293 3.10.7.4)", "rst_seq_of_ack"),
     "synrcvd_rst": ("a RST in SYN-RECEIVED, then the ACK (RFC 9293 3.10.7.4)", "aborted"),
@@ -93,13 +105,14 @@ def run_case(name, peer_obj, port, cookies_cmd):
     import probe_cases as pc
     import probe_data as pd
     import probe_handshake as ph
+    import probe_header as pr
     from peer import Conn
     options = {"mss_1": [("MSS", 1)], "wscale_15": [("MSS", 1460), ("WScale", 15)], "mss_absent": [],
                "mss_honored": [("MSS", 1000)],
                "out_of_order": [("MSS", 1460), ("SAckOK", b"")], "hole_filled": [("MSS", 1460), ("SAckOK", b"")],
                "fast_retransmit": [("MSS", 1400), ("SAckOK", b"")], "dsack": [("MSS", 1460), ("SAckOK", b"")],
                "sack_order": [("MSS", 1460), ("SAckOK", b"")]}.get(name)
-    c = Conn(peer_obj, port, options=options, timestamps=name in ("paws_old_timestamp", "timestamp_echo"))
+    c = Conn(peer_obj, port, options=options, timestamps=name in ("paws_old_timestamp", "timestamp_echo", "timestamp_missing"))
     before_handshake = {
         "syn_cookie": lambda: pc.case_syn_cookie(c, cookies_cmd, spoofs=4 * BACKLOG),
         "closed_port_syn": lambda: pc.case_closed_port_syn(peer_obj, port + 1),
@@ -113,6 +126,15 @@ def run_case(name, peer_obj, port, cookies_cmd):
         "closed_port_ack": lambda: ph.case_segment_to(c, "A", port + 1, False),
         "closed_port_rst": lambda: ph.case_segment_to(c, "R", port + 1, False),
         "closed_port_fin": lambda: ph.case_segment_to(c, "F", port + 1, False),
+        "closed_port_null": lambda: ph.case_segment_to(c, "", port + 1, False),
+        "closed_port_xmas": lambda: ph.case_segment_to(c, "FPU", port + 1, False),
+        "listen_null": lambda: ph.case_segment_to(c, "", port, True),
+        "listen_syn_rst": lambda: ph.case_segment_to(c, "SR", port, True),
+        "syn_with_data": lambda: pr.case_syn_with_data(c),
+        "reserved_bits": lambda: pr.case_reserved_bits(c),
+        "ecn_setup": lambda: pr.case_ecn_setup(c),
+        "unknown_option": lambda: pr.case_unknown_option(c),
+        "bad_option_length": lambda: pr.case_bad_option_length(c),
         "ping": lambda: pa.case_ping(c),
         "syn_to_group": lambda: pa.case_syn_to_group(c),
         "syn_from_group": lambda: pa.case_syn_from_group(c),
@@ -147,6 +169,8 @@ def run_case(name, peer_obj, port, cookies_cmd):
         "sack_order": lambda: pd.case_sack_order(c),
         "fin_out_of_order": lambda: pd.case_fin_out_of_order(c),
         "timestamp_echo": lambda: pd.case_timestamp_echo(c),
+        "urgent": lambda: pr.case_urgent(c),
+        "timestamp_missing": lambda: pr.case_timestamp_missing(c),
         "icmp_frag_needed": lambda: pc.case_icmp(c),
         "icmp_not_in_flight": lambda: pc.case_icmp_not_in_flight(c),
         "data_outside_window": lambda: pc.case_unacceptable(c, b"far beyond the window",
