@@ -188,6 +188,11 @@ table_spec tcp() {
                       "or NewReno (RFC 5681, RFC 6582)."),
           boolean("sack", true,
                   "Offer SACK (RFC 2018) on SYNs and report SACK blocks when the peer offered it too."),
+          enumeration("ecn", {"passive", "on", "off"}, "passive",
+                      "Explicit Congestion Notification (RFC 3168): taken when a peer's SYN asks for it (passive, "
+                      "Linux's default), asked for on connect too (on), or never (off). Where both sides took it, "
+                      "new data goes as ECT(0), a CE mark is echoed until the sender says it reduced, and an echo "
+                      "reduces the window once a round trip, as a loss would, with nothing resent."),
           enumeration("syn_cookies", {"auto", "always", "never"}, "auto",
                       "SYN cookies (RFC 4987): answer a SYN with one when the listener's SYN-RECEIVED queue is "
                       "full (auto), answer every SYN so (always), or drop the SYN when it is full (never)."),

@@ -129,6 +129,8 @@ std::expected<stack_config, std::string> stack_config_from(const config::table_v
   sc.tcp.congestion =
       root.get_string("tcp.congestion") == "newreno" ? tcp::congestion_algorithm::new_reno : tcp::congestion_algorithm::cubic;
   sc.tcp.sack = root.get_bool("tcp.sack");
+  const std::string& ecn = root.get_string("tcp.ecn");
+  sc.tcp.ecn = ecn == "on" ? tcp::ecn_mode::on : ecn == "off" ? tcp::ecn_mode::off : tcp::ecn_mode::passive;
   sc.max_connections = std::size_t(root.get_int("tcp.max_connections"));
   sc.challenge_acks_per_s = std::uint32_t(root.get_int("tcp.challenge_acks_per_s"));
   sc.max_time_wait = std::size_t(root.get_int("tcp.max_time_wait"));

@@ -194,7 +194,8 @@ void stack::transport_in(per_core& pc, const ipv4_header& ip, std::span<const st
                          std::uint64_t now) {
   switch (ip.protocol) {
     case ip_protocol::tcp:
-      tcp_in(pc, v4_flow(ip.dst), v4_flow(ip.src), pseudo_header::ipv4(ip.src, ip.dst, 6), payload, l4_checked, now);
+      tcp_in(pc, v4_flow(ip.dst), v4_flow(ip.src), pseudo_header::ipv4(ip.src, ip.dst, 6), payload, l4_checked,
+             ip_ecn(ip.tos & 3), now);
       return;
     case ip_protocol::udp: udp_in(pc, ip, payload, l4_checked, now); return;
     case ip_protocol::icmp: icmp_in(pc, ip, payload, now); return;

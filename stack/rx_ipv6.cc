@@ -119,7 +119,8 @@ void stack::upper_in(per_core& pc, const ipv6_header& h, std::uint8_t protocol, 
         pc.counters.count(drop::not_our_address);
         return;
       }
-      tcp_in(pc, h.dst, h.src, ipv6_pseudo(h.src, h.dst, next_header::tcp), payload, false, now);
+      tcp_in(pc, h.dst, h.src, ipv6_pseudo(h.src, h.dst, next_header::tcp), payload, false,
+             ip_ecn(h.traffic_class & 3), now);
       return;
     case next_header::udp: udp6_in(pc, h, payload, packet, to, now); return;
     default:

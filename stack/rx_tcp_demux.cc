@@ -36,7 +36,7 @@ bool verify_into_place(tcp::connection& c, tcp_segment& seg, const pseudo_header
 }  // namespace
 
 void stack::tcp_in(per_core& pc, const flow_address& local, const flow_address& remote, const pseudo_header& ph,
-                   std::span<const std::byte> bytes, bool l4_checked, std::uint64_t now) {
+                   std::span<const std::byte> bytes, bool l4_checked, ip_ecn ecn, std::uint64_t now) {
   // The checksum, unless the NIC checked it, is checked below: for a
   // connection's segment in the pass that copies its payload.
   auto v = tcp_view::parse(bytes, ph, checksum_mode::offload);
@@ -45,6 +45,7 @@ void stack::tcp_in(per_core& pc, const flow_address& local, const flow_address& 
     return;
   }
   tcp_segment seg = v->segment();
+  seg.ecn = ecn;
   const flow_tuple t{local, remote, seg.dst_port, seg.src_port};
   if (tcp_socket* s = lock_flow(pc, t)) {
     if (!l4_checked && !verify_into_place(s->conn, seg, ph, bytes)) {

@@ -248,15 +248,17 @@ class stack final : public drivers::packet_sink {
   // time and loaded two fields at once stalls on store forwarding.
   // `local` and `remote` as flow.hh writes them, `ph` the segment's
   // checksum pseudo-header.
+  // `ecn`: the IP header's ECN field (RFC 3168 5).
   void tcp_in(per_core& pc, const flow_address& local, const flow_address& remote, const pseudo_header& ph,
-              std::span<const std::byte> bytes, bool l4_checked, std::uint64_t now);
+              std::span<const std::byte> bytes, bool l4_checked, ip_ecn ecn, std::uint64_t now);
   void listen_in(per_core& pc, listen_socket& l, const flow_tuple& t, const tcp_segment& seg, std::uint64_t now);
   void child_settled(tcp_socket& s, tcp::event_set ev);
 
   // tx_frames.cc: frames out on the calling core's TX queue.
   using l4_writer = tcp::function_ref<std::size_t(std::span<std::byte> out, bool offload)>;
+  // `ecn`: the ECN field of the TOS byte (RFC 3168 5); the DSCP is 0.
   void send_ipv4(per_core& pc, std::uint32_t dst, ip_protocol proto, std::size_t l4_bytes, l4_writer write,
-                 std::uint64_t now);
+                 std::uint64_t now, ip_ecn ecn = ip_ecn::not_ect);
   // Whether a datagram to `dst` goes with DF: always, but to a path that
   // reported an MTU under the cache's floor (path_mtu_cache::may_fragment).
   bool dont_fragment(per_core& pc, std::uint32_t dst, std::uint64_t now);
@@ -313,7 +315,7 @@ class stack final : public drivers::packet_sink {
   // A packet of `proto` for the transport layer, from t.local_addr to
   // t.remote_addr, over IPv4 or IPv6 (with the flow's label).
   void send_ip(per_core& pc, const flow_tuple& t, std::uint8_t proto, std::size_t l4_bytes, l4_writer write,
-               std::uint64_t now);
+               std::uint64_t now, ip_ecn ecn = ip_ecn::not_ect);
   // The IPv6 flow label of a transport flow (RFC 6437): one per flow, the
   // same on all its packets, not 0.
   std::uint32_t flow_label(const flow_tuple& t, std::uint8_t proto) const;

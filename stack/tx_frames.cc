@@ -29,7 +29,7 @@ constexpr std::uint8_t unicast_hop_limit = 64;
 }  // namespace
 
 void stack::send_ipv4(per_core& pc, std::uint32_t dst, ip_protocol proto, std::size_t l4_bytes, l4_writer write,
-                      std::uint64_t now) {
+                      std::uint64_t now, ip_ecn ecn) {
   const auto next_hop = routes_.next_hop(dst);
   if (!next_hop) {
     pc.counters.count(drop::no_route);
@@ -52,6 +52,7 @@ void stack::send_ipv4(per_core& pc, std::uint32_t dst, ip_protocol proto, std::s
   ih.src = routes_.address();
   ih.dst = dst;
   ih.protocol = proto;
+  ih.tos = std::uint8_t(ecn);
   ih.id = pc.ip_id++;
   ih.dont_fragment = dont_fragment(pc, dst, now);  // RFC 1191; this stack never fragments itself
   ih.payload_length = std::uint16_t(l4);
@@ -135,9 +136,9 @@ void stack::transmit(per_core& pc, rte_mbuf* m, std::uint32_t next_hop, std::uin
 }
 
 void stack::send_ip(per_core& pc, const flow_tuple& t, std::uint8_t proto, std::size_t l4_bytes, l4_writer write,
-                    std::uint64_t now) {
+                    std::uint64_t now, ip_ecn ecn) {
   if (t.v4()) {
-    send_ipv4(pc, v4_address(t.remote_addr), ip_protocol(proto), l4_bytes, write, now);
+    send_ipv4(pc, v4_address(t.remote_addr), ip_protocol(proto), l4_bytes, write, now, ecn);
     return;
   }
   if (pc.label == 0 || proto != pc.label_protocol || t != pc.label_flow) {
@@ -146,8 +147,8 @@ void stack::send_ip(per_core& pc, const flow_tuple& t, std::uint8_t proto, std::
     pc.label_protocol = proto;
   }
   send_ipv6(pc,
-            {.src = t.local_addr, .dst = t.remote_addr, .flow_label = pc.label, .next = proto,
-             .hop_limit = unicast_hop_limit},
+            {.src = t.local_addr, .dst = t.remote_addr, .traffic_class = std::uint8_t(ecn), .flow_label = pc.label,
+             .next = proto, .hop_limit = unicast_hop_limit},
             l4_bytes, write, now);
 }
 
@@ -161,7 +162,7 @@ void stack::send_tcp(per_core& pc, const flow_tuple& t, const tcp_segment& seg, 
             auto n = emit_tcp(seg, ph, out, offload ? checksum_mode::offload : checksum_mode::software);
             return n ? *n : 0;
           },
-          now);
+          now, seg.ecn);
 }
 
 void stack::send_arp(per_core& pc, bool reply, const mac_address& dst_mac, std::uint32_t target_ip) {

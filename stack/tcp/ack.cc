@@ -35,6 +35,7 @@ connection::step_result connection::check_ack(const tcp_segment& seg, std::uint6
     sacked = take_sack(seg, seq_max(ack, snd_una_));
     duplicate = sack_duplicate(seg, sacked);
   }
+  if (ecn_ok_ && seg.ece && ack >= snd_una_) ecn_echo_arrives(seg, now_ns);
   if (ack > snd_una_) {
     process_new_ack(seg, now_ns);
   } else if (duplicate) {
@@ -130,7 +131,9 @@ void connection::process_new_ack(const tcp_segment& seg, std::uint64_t now_ns) {
   } else if (data_acked > 0) {
     // A timeout's episode ends once what was out then is acknowledged.
     if (ack >= recover_) end_undo_episode();
-    cc_->on_ack({.bytes_acked = data_acked,
+    // RFC 3168 6.1.2: "SHOULD NOT increase the congestion window in
+    // response to the receipt of an ECN-Echo ACK".
+    if (!(ecn_ok_ && seg.ece)) cc_->on_ack({.bytes_acked = data_acked,
                  .flight_size = flight,
                  .now_ns = now_ns,
                  .rtt_ns = rtt_ns,

@@ -23,6 +23,10 @@ struct keepalive_config {
 // RFC 5681 / RFC 6582 NewReno on request.
 enum class congestion_algorithm : std::uint8_t { cubic, new_reno };
 
+// RFC 3168 ECN: taken when the peer's SYN asks (passive, Linux's
+// tcp_ecn = 2), asked for on an active open too (on), or never (off).
+enum class ecn_mode : std::uint8_t { passive, on, off };
+
 struct connection_config {
   // The MSS we advertise (RFC 9293 3.7.1): what our interface can receive,
   // and the upper bound of what we send.
@@ -32,6 +36,7 @@ struct connection_config {
   bool window_scaling = true;  // RFC 7323 2
   bool timestamps = true;      // RFC 7323 3
   bool sack = true;            // RFC 2018: offered, and SACK blocks reported when both SYNs had it
+  ecn_mode ecn = ecn_mode::passive;
   rto_config rto;
   congestion_algorithm congestion = congestion_algorithm::cubic;
   // RFC 1122 4.2.3.2: an ACK is delayed less than 0.5 s; Linux uses 40 ms.

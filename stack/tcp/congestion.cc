@@ -90,6 +90,14 @@ void loss_based::on_timeout(std::uint32_t flight_size) {
   on_window_set();
 }
 
+void loss_based::on_ecn_echo(std::uint32_t flight_size, std::uint64_t) {
+  // RFC 3168 6.1.2: ssthresh as after a loss, and cwnd down to it at once
+  // (no recovery inflation: nothing left the network to be resent).
+  ssthresh_ = std::max(reduced_ssthresh(flight_size, loss::fast_retransmit), 2 * mss_);
+  cwnd_ = ssthresh_;
+  on_window_set();
+}
+
 // Linux's tcp_undo_cwnd_reduction: never below what the window is now.
 void loss_based::on_undo(std::uint32_t prior_cwnd, std::uint32_t prior_ssthresh) {
   timeout_unanswered_ = false;

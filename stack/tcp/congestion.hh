@@ -48,6 +48,9 @@ class congestion_control {
   virtual void on_exit_recovery(std::uint32_t flight_size) = 0;
   // Retransmission timeout (RFC 5681 3.1 eq. 4, loss window 1 MSS).
   virtual void on_timeout(std::uint32_t flight_size) = 0;
+  // An ECN echo (RFC 3168 6.1.2): the reduction a loss would bring, cwnd =
+  // ssthresh, nothing to resend (RFC 9438 4.6 for CUBIC).
+  virtual void on_ecn_echo(std::uint32_t flight_size, std::uint64_t now_ns) = 0;
   // Sending again after an idle period longer than the RTO (RFC 5681 4.1).
   virtual void on_idle_restart(std::uint64_t now_ns) = 0;
   // A reduction (recovery or timeout) was spurious (undo.cc): the window it
@@ -74,6 +77,7 @@ class loss_based : public congestion_control {
   void on_partial_ack(std::uint32_t bytes_acked) final;
   void on_exit_recovery(std::uint32_t flight_size) final;
   void on_timeout(std::uint32_t flight_size) final;
+  void on_ecn_echo(std::uint32_t flight_size, std::uint64_t now_ns) final;
   void on_idle_restart(std::uint64_t now_ns) override;
   void on_undo(std::uint32_t prior_cwnd, std::uint32_t prior_ssthresh) final;
 

@@ -105,6 +105,9 @@ struct connection_stats {
   std::uint64_t dsacks_sent = 0;              // RFC 2883: duplicates received, reported to the sender
   std::uint64_t sack_blocks_rejected = 0;     // empty, inverted or beyond SND.MAX
   std::uint64_t sack_ranges_full = 0;         // a block not kept: the scoreboard's bound
+  std::uint64_t ecn_ce_received = 0;          // RFC 3168: data marked CE on the way here
+  std::uint64_t ecn_echoes_received = 0;      // RFC 3168: ACKs with ECE
+  std::uint64_t ecn_reductions = 0;           // RFC 3168 6.1.2: the window cut for an echo
 };
 
 class connection {
@@ -207,6 +210,7 @@ class connection {
   std::uint8_t recv_window_scale() const { return rcv_wscale_; }
   bool timestamps_enabled() const { return ts_ok_; }
   bool sack_enabled() const { return sack_ok_; }  // RFC 2018 2: both SYNs had SACK-permitted
+  bool ecn_enabled() const { return ecn_ok_; }    // RFC 3168 6.1.1: both SYNs agreed
   const scoreboard& sack_scoreboard() const { return sb_; }
 
   // One line of the connection's variables (RFC 9293 3.3.1 names), for
@@ -355,6 +359,13 @@ class connection {
   void output_loss_probe(std::uint64_t now_ns, segment_sink sink);
   void check_loss_probe(const scoreboard::update& u, std::uint64_t now_ns);
 
+  // ecn.cc: RFC 3168 ECN.
+  void negotiate_ecn(const tcp_segment& syn);
+  void mark_syn_ecn(tcp_segment& syn, bool retransmission) const;
+  void ecn_arrives(const tcp_segment& seg);
+  void ecn_echo_arrives(const tcp_segment& seg, std::uint64_t now_ns);
+  void mark_data_ecn(tcp_segment& seg, bool new_data);
+
   // transmit.cc
   void output_syn(std::uint64_t now_ns, segment_sink sink);
   void output_data(std::uint64_t now_ns, segment_sink sink);
@@ -402,6 +413,14 @@ class connection {
   bool ws_ok_ = false;
   bool ts_ok_ = false;
   bool sack_ok_ = false;           // RFC 2018 2: both SYNs carried SACK-permitted
+  // RFC 3168 (ecn.cc): both SYNs agreed; the receiver owes ECE on its ACKs
+  // (a CE came, no CWR since); the sender owes CWR on its next new data;
+  // the last reduction, and the SND.MAX it covers echoes up to.
+  bool ecn_ok_ = false;
+  bool ece_owed_ = false;
+  bool cwr_owed_ = false;
+  bool ecn_reduced_ = false;
+  seq32 ecn_high_;
   std::uint32_t eff_mss_ = 536;
   std::uint32_t ts_offset_ = 0;
   std::uint32_t ts_recent_ = 0;

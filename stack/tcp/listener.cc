@@ -65,6 +65,9 @@ listener::verdict listener::send_cookie(const flow_tuple& tuple, const tcp_segme
                                         const connection_config& conn) {
   tcp_segment syn = seg;
   syn.payload = {};  // data on a SYN is not kept either (RFC 4987 3.6)
+  // Nor ECN: the connection made from the cookie could not know it was
+  // agreed (RFC 3168 6.1.1), so the SYN-ACK does not agree to it.
+  syn.ece = syn.cwr = false;
   const bool ts = conn.timestamps && syn.options.timestamps;
   if (!ts) {
     syn.options.window_scale.reset();

@@ -55,6 +55,7 @@ void connection::negotiate(const tcp_segment& syn, std::uint64_t now_ns) {
     rcv_wscale_ = 0;
   }
   sack_ok_ = cfg_.sack && syn.options.sack_permitted;
+  negotiate_ecn(syn);
   ts_ok_ = cfg_.timestamps && syn.options.timestamps.has_value();
   if (ts_ok_) {
     ts_recent_ = syn.options.timestamps->value;

@@ -41,6 +41,8 @@ connection::input_result connection::segment_arrives(const tcp_segment& seg, std
   if ((stop = check_syn(in, now_ns))) return *stop;
   // Fifth: ACK.
   if ((stop = check_ack(seg, now_ns))) return *stop;
+  // RFC 3168 6.1.3: the ECN field and CWR of an acceptable segment.
+  ecn_arrives(seg);
   // Sixth: URG is ignored (RFC 6093: the urgent pointer carries no meaning here).
   // Seventh: the segment text.
   if ((stop = process_data(seg, in, now_ns))) return *stop;

@@ -43,6 +43,7 @@ void connection::output(std::uint64_t now_ns, segment_sink sink) {
 void connection::output_syn(std::uint64_t now_ns, segment_sink sink) {
   if (snd_nxt_ != iss_) return;
   tcp_segment syn = make_segment(tcp_control::syn, iss_, now_ns);
+  mark_syn_ecn(syn, snd_max_ != iss_);
   if (snd_max_ != iss_) {
     ++stats_.retransmitted_segments;
   } else {
@@ -142,6 +143,7 @@ void connection::send_data_segment(seq32 seq, std::uint32_t len, bool fin, std::
   seg.payload = send_bytes(seq, len);
   // RFC 9293 3.9.1: PUSH on the segment that empties the send buffer.
   seg.psh = len > 0 && seq + len == fin_seq();
+  mark_data_ecn(seg, seq >= snd_max_);
   if (seq < snd_max_) {
     ++stats_.retransmitted_segments;
     note_episode_retransmission(now_ns);
@@ -222,6 +224,7 @@ tcp_segment connection::make_segment(tcp_control control, seq32 seq, std::uint64
   if (control != tcp_control::rst) {
     seg.ack = rcv_nxt_;
     seg.window = advertise_window();
+    seg.ece = ece_owed_;  // RFC 3168 6.1.3: on every ACK until CWR comes
   }
   // RFC 7323 3.2: on every segment once negotiated (a RST SHOULD carry it).
   if (ts_ok_) seg.options.timestamps = tcp_timestamps{ts_clock(now_ns), ts_recent_};

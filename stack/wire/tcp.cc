@@ -50,6 +50,8 @@ void write_header(const tcp_segment& seg, std::size_t n, const pseudo_header& ph
   if (seg.psh) f |= tcp_flag::psh;
   if (seg.ack) f |= tcp_flag::ack;
   if (seg.urg) f |= tcp_flag::urg;
+  if (seg.ece) f |= tcp_flag::ece;
+  if (seg.cwr) f |= tcp_flag::cwr;
   flag_bits.set(out, f);
   window_field.set(out, seg.window);
   checksum_field.set(out, 0);
@@ -136,6 +138,8 @@ tcp_segment tcp_view::segment() const noexcept {
   if (ack()) s.ack = ack_number();
   s.window = window();
   s.urg = urg();
+  s.ece = ece();
+  s.cwr = cwr();
   s.urgent_pointer = urgent_pointer();
   (void)read_tcp_options(option_bytes(), s.options);
   s.payload = payload();

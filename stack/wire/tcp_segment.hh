@@ -19,6 +19,9 @@ namespace affine::stack {
 // (SYN+FIN, SYN+RST, RST+FIN) cannot be written.
 enum class tcp_control : std::uint8_t { none, syn, fin, rst };
 
+// The two ECN bits of the IPv4 TOS or IPv6 Traffic Class byte (RFC 3168 5).
+enum class ip_ecn : std::uint8_t { not_ect = 0, ect1 = 1, ect0 = 2, ce = 3 };
+
 struct tcp_timestamps {
   std::uint32_t value = 0;  // TSval
   std::uint32_t echo = 0;   // TSecr
@@ -51,6 +54,10 @@ struct tcp_segment {
   std::optional<seq32> ack{};  // present iff the ACK flag is set
   std::uint16_t window = 0;  // as on the wire (not scaled)
   bool urg = false;          // URG flag; the urgent pointer is ignored (RFC 6093)
+  bool ece = false;          // ECN-Echo (RFC 3168 6.1)
+  bool cwr = false;          // Congestion Window Reduced (RFC 3168 6.1)
+  // The IP header's ECN field (RFC 3168 5): as received, or to send.
+  ip_ecn ecn = ip_ecn::not_ect;
   std::uint16_t urgent_pointer = 0;
   tcp_options options{};
   std::span<const std::byte> payload{};

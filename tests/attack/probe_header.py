@@ -8,7 +8,7 @@ import time
 
 import peer
 from probe_cases import alive
-from scapy.all import TCP, Raw
+from scapy.all import IP, TCP, IPv6, Raw
 
 MOD = 1 << 32
 
@@ -133,3 +133,79 @@ def case_timestamp_missing(c):
     if taken:
         return "accepted", {}
     return ("dropped" if alive(c) else "dead"), {}
+
+
+def _ecn_open(c):
+    """An ECN-setup SYN (RFC 3168 6.1.1) and the handshake: None when the
+    SYN-ACK agreed (ECE without CWR), else the case's answer."""
+    m = c.p.mark()
+    c.p.send(c.ip() / c.tcp("SEC", seq=c.iss, ack=0, options=c.options))
+    f = c.wait(m, lambda t: t.flags.S and t.flags.A, 3.0)
+    if f is None or not c.complete(f[TCP]):
+        return "no_handshake", {}
+    return None if f[TCP].flags.E and not f[TCP].flags.C else ("no_ecn", {})
+
+
+def _ip_ecn(f):
+    return (f[IPv6].tc if IPv6 in f else f[IP].tos) & 3
+
+
+def _marked(c, data, ecn=0, flags="PA"):
+    """Our data with the IP header's ECN field set to `ecn`."""
+    tos = {"tc": ecn} if c.p.l3 is IPv6 else {"tos": ecn}
+    c.p.send(c.p.ip(**tos) / c.tcp(flags) / Raw(data))
+    c.snd_nxt = (c.snd_nxt + len(data)) % MOD
+
+
+def _acks_of(c, m, upto):
+    """The segments since `m` that acknowledge our data up to `upto`."""
+    return [f[TCP] for f in c.mine(c.p.since(m)) if (f[TCP].ack - upto) % MOD < 1 << 31]
+
+
+def case_ecn_ce(c):
+    """ECN agreed; data marked CE on the way: the ACKs carry ECE until our
+    next segment with CWR, and not after it (RFC 3168 6.1.3)."""
+    if (refused := _ecn_open(c)) is not None:
+        return refused
+    m = c.p.mark()
+    _marked(c, b"marked on the way", ecn=3)
+    first = c.snd_nxt
+    time.sleep(0.3)
+    _marked(c, b"not marked", ecn=2)
+    time.sleep(0.3)
+    echoed = [bool(t.flags.E) for t in _acks_of(c, m, first)]
+    m = c.p.mark()
+    _marked(c, b"window reduced", ecn=2, flags="PAC")
+    after = c.snd_nxt
+    time.sleep(0.3)
+    later = [bool(t.flags.E) for t in _acks_of(c, m, after)]
+    extra = {"ece_before_cwr": echoed, "ece_after_cwr": later}
+    if not echoed or not all(echoed):
+        return "no_echo", extra
+    return ("ece_until_cwr" if later and not any(later) else "echo_not_ended"), extra
+
+
+def case_ecn_echo(c):
+    """ECN agreed; the server's new data goes ECT(0) (RFC 3168 6.1.2); an
+    ACK of it with ECE: the next new data carries CWR (6.1.2)."""
+    if (refused := _ecn_open(c)) is not None:
+        return refused
+    m = c.p.mark()
+    start = c.rcv_nxt
+    c.send_data(b"echo me, ECT please")
+    time.sleep(0.5)
+    data = [f for f in c.mine(c.p.since(m)) if Raw in f]
+    if not data:
+        return "no_echo", {}
+    first = _ip_ecn(data[0])  # what follows unacknowledged are resends: never ECT
+    c.rcv_nxt = (start + len(c.echoed(m, start))) % MOD
+    m = c.p.mark()
+    c.p.send(c.ip() / c.tcp("AE"))  # the ACK of the echo, with ECE
+    time.sleep(0.2)
+    c.send_data(b"and again")
+    time.sleep(0.5)
+    more = [f[TCP] for f in c.mine(c.p.since(m)) if Raw in f]
+    extra = {"ecn_field": first, "cwr": [bool(t.flags.C) for t in more]}
+    if first != 2:
+        return "not_ect0", extra
+    return ("cwr_after_ece" if more and more[0].flags.C else "no_cwr"), extra

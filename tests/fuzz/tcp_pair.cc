@@ -43,7 +43,7 @@ class fuzzed_wire final : public wire_model {
  public:
   explicit fuzzed_wire(std::span<const std::uint8_t> decisions) : left_(decisions) {}
 
-  void carry(bool, const tcp_segment&, std::uint64_t now, function_ref<void(std::uint64_t)> arrive) override {
+  void carry(bool, tcp_segment&, std::uint64_t now, function_ref<void(std::uint64_t)> arrive) override {
     if (left_.empty()) {
       arrive(now + base_delay_ns);
       return;

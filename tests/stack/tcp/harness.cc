@@ -41,6 +41,9 @@ void PrintTo(const seg& s, std::ostream* os) {
   if (o.sack_permitted) *os << " sackok";
   if (!s.payload.empty()) *os << " len=" << s.payload.size() << " \"" << s.payload.substr(0, 32) << "\"";
   if (s.peer) *os << " peer=" << s.peer;
+  if (s.ece) *os << " ECE";
+  if (s.cwr) *os << " CWR";
+  if (s.ecn != ip_ecn::not_ect) *os << " ecn=" << int(s.ecn);
 }
 
 void PrintTo(const seq_variant& v, std::ostream* os) {
@@ -156,6 +159,9 @@ drop_reason harness::send(const seg& s, std::source_location loc) {
   t.window = s.window.value_or(65535);
   t.options = s.options;
   t.payload = as_bytes(s.payload);
+  t.ece = s.ece;
+  t.cwr = s.cwr;
+  t.ecn = s.ecn;
   if (!host_.has(t.src_port) && !host_.listening()) {
     ADD_FAILURE() << "no connection or listener for peer port " << t.src_port;
     return drop_reason::none;
@@ -172,6 +178,9 @@ void harness::deliver(const tcp_segment& t) {
   s.window = t.window;
   s.options = t.options;
   s.payload.assign(reinterpret_cast<const char*>(t.payload.data()), t.payload.size());
+  s.ece = t.ece;
+  s.cwr = t.cwr;
+  s.ecn = t.ecn;
   EXPECT_EQ(t.src_port, local_port);
   s.peer = t.dst_port == remote_port ? 0 : t.dst_port;
   emitted_.push_back(std::move(s));

@@ -51,6 +51,10 @@ struct seg {
   std::string payload{};
   bool psh = false;
   std::uint16_t peer = 0;
+  // RFC 3168: the ECE and CWR flags, and the IP header's ECN field.
+  bool ece = false;
+  bool cwr = false;
+  ip_ecn ecn = ip_ecn::not_ect;
   friend bool operator==(const seg&, const seg&) = default;
 };
 

@@ -21,6 +21,7 @@ constexpr std::uint64_t ms = 1'000'000;
 struct scenario {
   const char* name;
   double loss = 0;                   // probability a segment is dropped
+  double ce = 0;                     // probability an ECT segment is marked CE (A asks for ECN when > 0)
   std::uint64_t delay_ns = 5 * ms;   // one way
   std::uint64_t jitter_ns = 0;       // extra delay drawn per segment: reordering
   std::size_t read_chunk = SIZE_MAX; // bytes the receiver reads per read_interval
@@ -37,8 +38,9 @@ class seeded_wire final : public wire_model {
  public:
   explicit seeded_wire(const scenario& sc)
       : sc_(sc), rng_({mix64(sc.seed), mix64(sc.seed + 1), mix64(sc.seed + 2), mix64(sc.seed + 3)}) {}
-  void carry(bool, const tcp_segment&, std::uint64_t now, function_ref<void(std::uint64_t)> arrive) override {
+  void carry(bool, tcp_segment& seg, std::uint64_t now, function_ref<void(std::uint64_t)> arrive) override {
     if (rng_.chance(sc_.loss)) return;
+    if (seg.ecn == ip_ecn::ect0 && rng_.chance(sc_.ce)) seg.ecn = ip_ecn::ce;
     arrive(now + sc_.delay_ns + rng_.below(sc_.jitter_ns + 1));
   }
 
@@ -48,7 +50,9 @@ class seeded_wire final : public wire_model {
 };
 
 pair_config config_of(const scenario& sc) {
-  return {.total = sc.total, .read_chunk = sc.read_chunk, .read_interval_ns = sc.read_interval_ns};
+  pair_config c{.total = sc.total, .read_chunk = sc.read_chunk, .read_interval_ns = sc.read_interval_ns};
+  if (sc.ce > 0) c.a.ecn = ecn_mode::on;
+  return c;
 }
 
 class Pair : public ::testing::TestWithParam<scenario> {
@@ -73,12 +77,25 @@ TEST_P(Pair, StreamArrivesWholeAndBothSidesClose) {
                          [](char c, std::byte b) { return std::byte(c) == b; }));
   EXPECT_FALSE(p.a().error());
   EXPECT_FALSE(p.b().error());
+  if (sc.ce > 0) {
+    // RFC 3168: the marks reached B, came back as echoes, and A reduced for
+    // them; with nothing lost, nothing needed resending for congestion.
+    EXPECT_TRUE(p.a().ecn_enabled());
+    EXPECT_GT(p.b().stats().ecn_ce_received, 0u);
+    EXPECT_GT(p.a().stats().ecn_reductions, 0u);
+    if (sc.loss == 0) {
+      EXPECT_EQ(p.a().stats().fast_retransmits, 0u);
+      EXPECT_EQ(p.a().stats().retransmission_timeouts, 0u);
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Wire, Pair,
     ::testing::Values(scenario{.name = "clean"},
                       scenario{.name = "loss1pct", .loss = 0.01, .seed = 2},
+                      scenario{.name = "ecn_marks", .ce = 0.02, .seed = 5},
+                      scenario{.name = "ecn_marks_loss", .loss = 0.01, .ce = 0.02, .seed = 6},
                       scenario{.name = "loss5pct_reorder", .loss = 0.05, .jitter_ns = 3 * ms, .seed = 3},
                       scenario{.name = "slow_reader", .read_chunk = 4000, .read_interval_ns = ms, .total = 1 << 19},
                       scenario{.name = "stalling_reader", .read_chunk = 1 << 30, .read_interval_ns = 300 * ms},

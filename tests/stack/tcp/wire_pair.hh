@@ -27,8 +27,9 @@ class wire_model {
  public:
   // Called for each segment sent at `now` (to B, or to A): `arrive(at)`
   // once for each copy the wire delivers, at time `at` (>= now); never for
-  // a segment it loses.
-  virtual void carry(bool to_b, const tcp_segment& seg, std::uint64_t now, function_ref<void(std::uint64_t)> arrive) = 0;
+  // a segment it loses. It may mark the segment as a router would (its
+  // ECN field: CE for an ECT one, RFC 3168 5).
+  virtual void carry(bool to_b, tcp_segment& seg, std::uint64_t now, function_ref<void(std::uint64_t)> arrive) = 0;
 
  protected:
   ~wire_model() = default;
@@ -143,7 +144,8 @@ class wire_pair {
     if (b_) b_->output(now_, [this](const tcp_segment& s) { transmit(false, s); });
   }
 
-  void transmit(bool to_b, const tcp_segment& s) {
+  void transmit(bool to_b, const tcp_segment& sent) {
+    tcp_segment s = sent;
     wire_.carry(to_b, s, now_, [&](std::uint64_t at) {
       in_flight_.emplace(std::max(at, now_), packet{to_b, s, {s.payload.begin(), s.payload.end()}});
     });
