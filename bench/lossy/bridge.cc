@@ -7,7 +7,7 @@
 // each direction forwarded and dropped, by reason, and exits 0.
 //
 //   lossy_bridge --iface-a IF --iface-b IF [--seed N] [--loss-pct P] [--burst G2B,B2G]
-//                [--delay-us U] [--jitter-us U] [--rate-mbit M] [--queue-kb K] [--core CPU]
+//                [--delay-us U] [--jitter-us U] [--rate-mbit M] [--queue-kb K] [--ecn-mark-kb K] [--core CPU]
 
 #include <sched.h>
 #include <sys/epoll.h>
@@ -132,8 +132,8 @@ std::string leg_json(const leg& l) {
     dropped += fmt::format("\"{}\":{},", wire::drop_reason_name(wire::drop_reason(r)), s.dropped[r]);
   return fmt::format(
       "\"{}\":{{\"received\":{},\"forwarded\":{},\"forwarded_bytes\":{},\"duplicated\":{},\"reordered\":{},"
-      "\"in_flight\":{},\"dropped\":{{{}\"tx_full\":{}}},\"rx_missed\":{}}}",
-      l.name, s.sent, l.forwarded, s.delivered_bytes, s.duplicated, s.reordered, l.dir.in_flight(), dropped,
+      "\"ce_marked\":{},\"in_flight\":{},\"dropped\":{{{}\"tx_full\":{}}},\"rx_missed\":{}}}",
+      l.name, s.sent, l.forwarded, s.delivered_bytes, s.duplicated, s.reordered, s.ce_marked, l.dir.in_flight(), dropped,
       l.tx_full, l.from.stats().rx_missed);
 }
 

@@ -83,6 +83,12 @@ result apply(bridge_options& o, std::string_view flag, std::string_view value) {
     imp.rate_queue_bytes = *kb * 1024;
     return {};
   }
+  if (flag == "--ecn-mark-kb") {
+    auto kb = number<std::uint64_t>(flag, value, 0, 1'048'576);
+    if (!kb) return std::unexpected(kb.error());
+    imp.ecn_mark_bytes = *kb * 1024;
+    return {};
+  }
   if (flag == "--core") return set(o.core, number<unsigned>(flag, value, 0, 1023));
   return std::unexpected(fmt::format("unknown option {}", flag));
 }
@@ -107,7 +113,9 @@ std::string bridge_usage() {
   return "usage: lossy_bridge --iface-a IF --iface-b IF [--seed N] [--loss-pct 0..100]\n"
          "                    [--burst GOOD_TO_BAD,BAD_TO_GOOD[,LOSS_IN_BAD] | off] [--delay-us 0..10000000]\n"
          "                    [--jitter-us 0..10000000] [--rate-mbit 0..400000 (0: unlimited)]\n"
-         "                    [--queue-kb 1..1048576 (the rate limiter's backlog)] [--core CPU]\n";
+         "                    [--queue-kb 1..1048576 (the rate limiter's backlog)]\n"
+         "                    [--ecn-mark-kb 0..1048576 (ECN-capable frames behind this much of the backlog\n"
+         "                     are marked CE, RFC 3168; 0: never)] [--core CPU]\n";
 }
 
 }  // namespace affine::bench::lossy

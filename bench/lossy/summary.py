@@ -40,7 +40,7 @@ CONGESTION = ("queue_full", "rate_limit", "no_mbuf", "oversize", "tx_full")
 def link_figures(lines):
     """What the bridge did over all rounds: the share of frames the impairment
     lost, and the frames dropped for want of room (queue, rate limit, rings)."""
-    received = lost = other = 0
+    received = lost = other = marked = 0
     for b in lines:
         for way in ("a_to_b", "b_to_a"):
             d = b.get(way)
@@ -49,9 +49,11 @@ def link_figures(lines):
             received += d["received"]
             lost += sum(d["dropped"][r] for r in LOST)
             other += sum(d["dropped"][r] for r in CONGESTION) + d["rx_missed"]
+            marked += d.get("ce_marked", 0)
     if received == 0:
         return {}
-    return {"link_frames": received, "link_lost_pct": round(100 * lost / received, 3), "link_congestion_drops": other}
+    return {"link_frames": received, "link_lost_pct": round(100 * lost / received, 3), "link_congestion_drops": other,
+            "link_ce_marked": marked}
 
 
 out = {}

@@ -76,10 +76,11 @@ void direction::enqueue_copy(const rte_mbuf* m, std::uint64_t now) {
   if (queue_.size() + held_.size() >= cfg_.queue_frames) return drop(nullptr, drop_reason::queue_full);
 
   std::uint64_t ready = now;
+  std::uint64_t backlog = 0;  // bytes ahead of this frame in the rate limiter
   if (cfg_.rate_bytes_per_s > 0) {
     const std::uint64_t rate = cfg_.rate_bytes_per_s;
     const std::uint64_t start = std::max(now, link_free_at_);
-    const auto backlog = std::uint64_t((unsigned __int128)(start - now) * rate / ns_per_s);
+    backlog = std::uint64_t((unsigned __int128)(start - now) * rate / ns_per_s);
     // An idle link takes any frame; a busy one only what fits its backlog.
     if (backlog > 0 && backlog + m->pkt_len > cfg_.rate_queue_bytes) return drop(nullptr, drop_reason::rate_limit);
     ready = start + (std::uint64_t(m->pkt_len) * ns_per_s + rate - 1) / rate;
@@ -93,6 +94,7 @@ void direction::enqueue_copy(const rte_mbuf* m, std::uint64_t now) {
     flip_bit(c, corrupt_rng_.below(std::uint64_t(c->pkt_len) * 8));
     ++stats_.corrupted;
   }
+  if (cfg_.ecn_mark_bytes > 0 && backlog >= cfg_.ecn_mark_bytes && mark_ce(c)) ++stats_.ce_marked;
 
   const std::uint64_t arrive_at = ready + propagation();
   if (reorder_rng_.chance(cfg_.reorder)) {

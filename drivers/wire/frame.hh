@@ -19,4 +19,10 @@ rte_mbuf* copy_frame(const rte_mbuf* m, rte_mempool* pool) noexcept;
 // data. Precondition: bit < 8 * pkt_len.
 void flip_bit(rte_mbuf* m, std::uint64_t bit) noexcept;
 
+// A router's congestion mark (RFC 3168 5): when the frame is IPv4 or IPv6
+// straight over Ethernet and its ECN field says ECT(0) or ECT(1), the field
+// becomes CE (IPv4's header checksum updated as RFC 1624 3 does). Returns
+// whether it marked; any other frame is left as it is.
+bool mark_ce(rte_mbuf* m) noexcept;
+
 }  // namespace affine::drivers::wire

@@ -48,6 +48,11 @@ struct impairments {
   // takes a frame of any size. A frame's length on the link is its pkt_len.
   std::uint64_t rate_bytes_per_s = 0;
   std::uint64_t rate_queue_bytes = 256 * 1024;
+  // ECN marking (RFC 3168 5), as a router's queue management does it: an
+  // ECN-capable IP frame (ECT(0) or ECT(1)) that finds at least this much
+  // of the backlog before it is marked CE instead of waiting for the
+  // drop-tail; 0: never. Only with a rate limit (no backlog without one).
+  std::uint64_t ecn_mark_bytes = 0;
 
   // Frames in flight (delayed, paced or held back) in this direction; a frame
   // beyond the bound is dropped (drop_reason::queue_full).
@@ -85,6 +90,7 @@ struct direction_stats {
   std::uint64_t duplicated = 0;    // extra copies made
   std::uint64_t corrupted = 0;     // frames with a flipped bit
   std::uint64_t reordered = 0;     // frames held back
+  std::uint64_t ce_marked = 0;     // ECN-capable frames marked CE (ecn_mark_bytes)
   std::array<std::uint64_t, std::size_t(drop_reason::count)> dropped{};
 
   std::uint64_t drops(drop_reason r) const { return dropped[std::size_t(r)]; }

@@ -33,6 +33,7 @@ void add_stats(std::vector<std::pair<std::string, std::uint64_t>>& out, std::str
   out.emplace_back(fmt::format("{}_duplicated", prefix), s.duplicated);
   out.emplace_back(fmt::format("{}_corrupted", prefix), s.corrupted);
   out.emplace_back(fmt::format("{}_reordered", prefix), s.reordered);
+  out.emplace_back(fmt::format("{}_ce_marked", prefix), s.ce_marked);
   for (std::size_t r = 0; r < s.dropped.size(); ++r)
     out.emplace_back(fmt::format("{}_dropped_{}", prefix, drop_reason_name(drop_reason(r))), s.dropped[r]);
 }
@@ -126,6 +127,9 @@ std::expected<void, std::string> validate(const impairments& imp) {
     }
   }
   if (imp.queue_frames == 0) return std::unexpected(std::string("wire impairment 'queue_frames' = 0: must be at least 1"));
+  if (imp.ecn_mark_bytes > 0 && imp.rate_bytes_per_s == 0)
+    return std::unexpected(fmt::format("wire impairment 'ecn_mark_bytes' = {}: marks by the rate limiter's backlog, and "
+                                       "'rate_bytes_per_s' is 0 (no rate limit: no backlog)", imp.ecn_mark_bytes));
   return {};
 }
 

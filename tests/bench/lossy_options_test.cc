@@ -20,7 +20,7 @@ std::expected<bridge_options, std::string> parse(std::vector<std::string> extra)
 
 TEST(LossyBridgeOptions, FlagsBecomeTheImpairmentInItsUnits) {
   auto o = parse({"--seed", "7", "--loss-pct", "1.5", "--delay-us", "500", "--jitter-us", "20", "--rate-mbit", "400",
-                  "--queue-kb", "64", "--core", "1"});
+                  "--queue-kb", "64", "--ecn-mark-kb", "16", "--core", "1"});
   ASSERT_TRUE(o) << o.error();
   EXPECT_EQ(o->iface_a, "a0br");
   EXPECT_EQ(o->iface_b, "b0br");
@@ -30,6 +30,7 @@ TEST(LossyBridgeOptions, FlagsBecomeTheImpairmentInItsUnits) {
   EXPECT_EQ(o->each_direction.jitter_ns, 20'000u);
   EXPECT_EQ(o->each_direction.rate_bytes_per_s, 50'000'000u);
   EXPECT_EQ(o->each_direction.rate_queue_bytes, 64u * 1024);
+  EXPECT_EQ(o->each_direction.ecn_mark_bytes, 16u * 1024);
   EXPECT_EQ(o->core, 1u);
   EXPECT_FALSE(o->each_direction.burst);
 }
@@ -56,6 +57,9 @@ TEST(LossyBridgeOptions, BadValuesNameTheFlagAndItsRange) {
   EXPECT_EQ(parse({"--burst", "0.1,0"}).error(), "--burst bad_to_good: 0 would never end a burst; 0 < p <= 1");
   EXPECT_EQ(parse({"--burst", "0.1"}).error(), "--burst: \"0.1\" is not GOOD_TO_BAD,BAD_TO_GOOD[,LOSS_IN_BAD] or off");
   EXPECT_EQ(parse({"--delay-us"}).error(), "--delay-us needs a value");
+  EXPECT_EQ(parse({"--ecn-mark-kb", "16"}).error(),
+            "wire impairment 'ecn_mark_bytes' = 16384: marks by the rate limiter's backlog, and 'rate_bytes_per_s' "
+            "is 0 (no rate limit: no backlog)");
   EXPECT_EQ(parse({"--speed", "1"}).error(), "unknown option --speed");
   EXPECT_EQ(parse_bridge_options(std::vector<std::string>{"--iface-a", "x"}).error(),
             "--iface-a and --iface-b are required");
