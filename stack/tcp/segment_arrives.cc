@@ -106,11 +106,14 @@ void connection::trim_to_window(incoming& in) const {
 }
 
 connection::step_result connection::check_sequence(const tcp_segment& seg, incoming& in, std::uint64_t now_ns) {
+  // RFC 2883 4.1.1: bytes before RCV.NXT came twice: a segment all before
+  // it (a retransmission whose ACK was lost, or one resent too soon), or
+  // the old part of one that reaches past it. Reported whether the rest is
+  // acceptable or not; never for a RST, which is dropped unanswered.
+  const seq32 text = in.seq + (in.syn ? 1 : 0);
+  if (!in.data.empty() && text < rcv_nxt_ && seg.control != tcp_control::rst)
+    note_duplicate(text, seq_min(rcv_nxt_, text + std::uint32_t(in.data.size())));
   if (acceptable(in)) {
-    // RFC 2883 4.1.1: bytes before RCV.NXT came twice.
-    const seq32 text = in.seq + (in.syn ? 1 : 0);
-    if (!in.data.empty() && text < rcv_nxt_)
-      note_duplicate(text, seq_min(rcv_nxt_, text + std::uint32_t(in.data.size())));
     trim_to_window(in);
     return std::nullopt;
   }
@@ -128,10 +131,6 @@ connection::step_result connection::check_sequence(const tcp_segment& seg, incom
   // TIME-WAIT: a retransmitted FIN is old here; RFC 9293 3.10.7.4 eighth:
   // acknowledge it and restart the 2 MSL timeout.
   if (state_ == tcp_state::time_wait && seg.control == tcp_control::fin) timers_.close = now_ns + cfg_.time_wait_ns;
-  // RFC 2883 4.1.1: a segment all before RCV.NXT (a retransmission whose
-  // ACK was lost, or one resent too soon) is reported as a duplicate.
-  const seq32 end = in.seq + std::uint32_t(in.data.size());
-  if (!in.data.empty() && !(rcv_nxt_ < end)) note_duplicate(in.seq, end);
   return input_result{ack_segment(now_ns), drop_reason::out_of_window};
 }
 
