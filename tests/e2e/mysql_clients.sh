@@ -6,12 +6,13 @@
 #
 #   tests/e2e/mysql_clients.sh uring|dpdk|dpdk-ipv6 [PROXY]
 #
-# The batteries (tests/e2e/clients/): PyMySQL (pure Python) and PHP's
-# mysqli on mysqlnd (PHP's own protocol code). What they send: the text
-# and the binary protocol, long data, cursors, multi-statements, a
-# procedure's result sets, a 17 MiB blob, LOAD DATA LOCAL INFILE,
-# COM_CHANGE_USER, COM_STATISTICS and errors; each file's header has the
-# list. The mariadb client and sysbench (libmariadb) are in mysql_proxy.sh.
+# The batteries (tests/e2e/clients/): PyMySQL (pure Python), PHP's
+# mysqli on mysqlnd (PHP's own protocol code) and Node.js's mysqljs/mysql
+# (pure JavaScript). What they send: the text and the binary protocol,
+# long data, cursors, multi-statements, a procedure's result sets, a 17 MiB
+# blob, LOAD DATA LOCAL INFILE, COM_CHANGE_USER, COM_STATISTICS, errors, a
+# pool with queries in flight and a connection dropped mid-result; each
+# file's header has the list. The mariadb client and sysbench (libmariadb) are in mysql_proxy.sh.
 #
 # PROXY defaults to build/apps/mysql-proxy/affine-mysql-proxy. Exit 0 pass,
 # 1 fail, 77 not root or a client missing (scripts/install-deps has them).
@@ -27,13 +28,15 @@ case "$mode" in
 esac
 # Debian's interpreters: python3-pymysql lives in /usr/bin/python3's path.
 python=/usr/bin/python3
-if ! "$python" -c 'import pymysql' 2>/dev/null || ! php -r 'exit(extension_loaded("mysqli") ? 0 : 1);' 2>/dev/null; then
-  echo "SKIP: needs python3-pymysql, php-cli and php-mysql (scripts/install-deps)"
+if ! "$python" -c 'import pymysql' 2>/dev/null || ! php -r 'exit(extension_loaded("mysqli") ? 0 : 1);' 2>/dev/null ||
+  ! NODE_PATH=/usr/share/nodejs node -e 'require("mysql").createConnection({})' 2>/dev/null; then
+  echo "SKIP: needs python3-pymysql, php-cli, php-mysql and node-mysql (scripts/install-deps)"
   exit 77
 fi
 batteries=(
   "pymysql|$python $here/clients/pymysql_battery.py"
   "mysqli|php -d mysqli.allow_local_infile=1 $here/clients/mysqli_battery.php"
+  "node-mysql|env NODE_PATH=/usr/share/nodejs node $here/clients/node_mysql_battery.js"
 )
 failures=0
 
