@@ -65,19 +65,22 @@ listener::verdict listener::send_cookie(const flow_tuple& tuple, const tcp_segme
                                         const connection_config& conn) {
   tcp_segment syn = seg;
   syn.payload = {};  // data on a SYN is not kept either (RFC 4987 3.6)
-  // Nor ECN: the connection made from the cookie could not know it was
-  // agreed (RFC 3168 6.1.1), so the SYN-ACK does not agree to it.
-  syn.ece = syn.cwr = false;
   const bool ts = conn.timestamps && syn.options.timestamps;
   if (!ts) {
+    // Nothing the cookie could not bring back is agreed: the connection
+    // made from it could not know (RFC 3168 6.1.1 for ECN).
     syn.options.window_scale.reset();
     syn.options.sack_permitted = false;
+    syn.ece = syn.cwr = false;
   }
   open_params p{tuple, cookies_->make(tuple, seg.seq, seg.options.mss.value_or(tuple.v4() ? 536 : 1220), now_ns), ts_offset(tuple)};
   if (ts) {
     const auto ticks = std::uint32_t(now_ns / connection::ts_tick_ns);
+    // What the SYN asked of ECN, not what was agreed: the connection made
+    // from the cookie decides again, by the same rule and configuration.
     const cookie_ts_options o{.window_scale = conn.window_scaling ? syn.options.window_scale : std::nullopt,
-                              .sack_permitted = conn.sack && syn.options.sack_permitted};
+                              .sack_permitted = conn.sack && syn.options.sack_permitted,
+                              .ecn = syn.ece && syn.cwr};
     p.ts_offset = syn_cookies::encode_ts(ticks + p.ts_offset, o) - ticks;
   }
   verdict v{.cookie_sent = true};
@@ -115,6 +118,7 @@ listener::verdict listener::take_cookie(const flow_tuple& tuple, const tcp_segme
       syn.options.timestamps = tcp_timestamps{seg.options.timestamps->value, 0};
       syn.options.window_scale = o->window_scale;
       syn.options.sack_permitted = o->sack_permitted;
+      syn.ece = syn.cwr = o->ecn;
     }
   ++cookie_children_;
   ++stats_.cookies_accepted;

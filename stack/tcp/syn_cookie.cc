@@ -10,8 +10,9 @@ namespace {
 // cookie carries the index of the largest not above the peer's.
 constexpr std::array<std::uint16_t, 8> mss_table{536, 1200, 1300, 1360, 1400, 1440, 1460, 8960};
 
-constexpr std::uint32_t ts_bits = 6;
+constexpr std::uint32_t ts_bits = 7;
 constexpr std::uint32_t ts_mask = (1u << ts_bits) - 1;
+constexpr std::uint32_t ts_ecn = 1u << 6;
 constexpr std::uint32_t ts_marker = 1u << 5;
 constexpr std::uint32_t ts_sack = 1u << 4;
 constexpr std::uint32_t ts_no_scale = 15;
@@ -48,7 +49,7 @@ std::optional<std::uint16_t> syn_cookies::check(const flow_tuple& t, seq32 peer_
 }
 
 std::uint32_t syn_cookies::encode_ts(std::uint32_t now, const cookie_ts_options& o) {
-  const std::uint32_t bits = ts_marker | (o.sack_permitted ? ts_sack : 0) |
+  const std::uint32_t bits = ts_marker | (o.ecn ? ts_ecn : 0) | (o.sack_permitted ? ts_sack : 0) |
                              (o.window_scale ? std::min<std::uint32_t>(*o.window_scale, 14) : ts_no_scale);
   std::uint32_t ts = (now & ~ts_mask) | bits;
   if (std::int32_t(ts - now) > 0) ts -= ts_mask + 1;
@@ -59,6 +60,7 @@ std::optional<cookie_ts_options> syn_cookies::decode_ts(std::uint32_t echo) {
   if ((echo & ts_marker) == 0) return std::nullopt;
   cookie_ts_options o;
   o.sack_permitted = (echo & ts_sack) != 0;
+  o.ecn = (echo & ts_ecn) != 0;
   if (const std::uint32_t s = echo & 15; s != ts_no_scale) o.window_scale = std::uint8_t(s);
   return o;
 }

@@ -11,11 +11,12 @@
 //   23..0   SipHash-2-4 over the 4-tuple, the peer's ISN, the slot and the
 //           MSS index, keyed with a secret of the stack's
 //
-// Window scale and SACK-permitted fit only where the peer sent timestamps
-// (as in Linux): they travel in the low 6 bits of our SYN-ACK's TSval,
-// which the ACK echoes (bits 0..3 the peer's shift, 15 = none; bit 4
-// SACK-permitted; bit 5 set). Without timestamps the SYN-ACK offers
-// neither, so that nothing is negotiated that the cookie cannot carry.
+// Window scale, SACK-permitted and ECN fit only where the peer sent
+// timestamps (as in Linux): they travel in the low 7 bits of our SYN-ACK's
+// TSval, which the ACK echoes (bits 0..3 the peer's shift, 15 = none; bit
+// 4 SACK-permitted; bit 5 set; bit 6 an ECN-setup SYN). Without timestamps
+// the SYN-ACK offers none of them, so that nothing is negotiated that the
+// cookie cannot carry.
 
 #include <cstdint>
 #include <optional>
@@ -34,6 +35,7 @@ enum class syn_cookie_mode : std::uint8_t { automatic, always, never };
 struct cookie_ts_options {
   std::optional<std::uint8_t> window_scale;
   bool sack_permitted = false;
+  bool ecn = false;  // the SYN was ECN-setup (RFC 3168 6.1.1: ECE and CWR)
 };
 
 class syn_cookies {

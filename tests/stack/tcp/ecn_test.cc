@@ -199,7 +199,10 @@ TEST_P(Ecn, AnEchoDuringLossRecoveryOnlyOwesCwr_RFC3168_6_1_2) {
   write_ect_segments(10, 1, true);
 }
 
-TEST_P(Ecn, ACookieSynAckDoesNotAgreeToEcn_RFC3168_6_1_1) {
+// SYN cookies (RFC 4987): what the SYN asked of ECN travels in the
+// SYN-ACK's TSval, which the ACK echoes; without timestamps there is no
+// room, and the SYN-ACK does not agree.
+TEST_P(Ecn, ACookieWithoutTimestampsDoesNotAgreeToEcn_RFC3168_6_1_1) {
   config.ecn = ecn_mode::passive;
   listen_config.cookies = syn_cookie_mode::always;
   listen();
@@ -208,6 +211,30 @@ TEST_P(Ecn, ACookieSynAckDoesNotAgreeToEcn_RFC3168_6_1_1) {
   ASSERT_EQ(synack.size(), 1u);
   EXPECT_EQ(synack.front().control, syn);
   EXPECT_FALSE(synack.front().ece);
+  send({.seq = rn + 1, .ack = synack.front().seq + 1});
+  ASSERT_TRUE(has_conn());
+  EXPECT_FALSE(conn().ecn_enabled());
+}
+
+TEST_P(Ecn, ACookieWithTimestampsBringsEcnBack_RFC3168_6_1_1) {
+  config.ecn = ecn_mode::passive;
+  config.timestamps = true;
+  listen_config.cookies = syn_cookie_mode::always;
+  listen();
+  for (const bool asked : {true, false}) {
+    const std::uint16_t peer = asked ? 40001 : 40002;
+    send({.control = syn, .seq = rn, .options = {.mss = 1000, .timestamps = tcp_timestamps{777, 0}}, .peer = peer,
+          .ece = asked, .cwr = asked});
+    const auto synack = take_emitted();
+    ASSERT_EQ(synack.size(), 1u);
+    EXPECT_EQ(synack.front().ece, asked);
+    ASSERT_TRUE(synack.front().options.timestamps.has_value());
+    send({.seq = rn + 1, .ack = synack.front().seq + 1,
+          .options = {.timestamps = tcp_timestamps{778, synack.front().options.timestamps->value}}, .peer = peer});
+    ASSERT_TRUE(has_conn(peer));
+    EXPECT_EQ(conn(peer).state(), tcp_state::established);
+    EXPECT_EQ(conn(peer).ecn_enabled(), asked) << "peer " << peer;
+  }
 }
 
 TCP_IN_BOTH_SEQUENCE_SPACES(Ecn);
