@@ -141,6 +141,14 @@ void connection::process_new_ack(const tcp_segment& seg, std::uint64_t now_ns) {
                  .ack = ack,
                  .snd_max = snd_max_});
   }
+  // The marks the next reduction is judged by compare with SND.UNA modulo
+  // 2^32 (RFC 9293 3.4). One that SND.UNA has passed must not stay where
+  // it was: 2^31 bytes later it would read as ahead again, and for the
+  // next 2^31 no duplicate ACK would start recovery (RFC 6582's and RFC
+  // 6675's `recover`) and no echo would reduce (RFC 3168's once a window).
+  // Linux keeps the same marks by state, which ends once they are passed.
+  if (!in_recovery_ && snd_una_ > recover_) recover_ = snd_una_;
+  if (ecn_reduced_ && snd_una_ > ecn_high_) ecn_reduced_ = false;
   // RFC 6298 5.2: all outstanding data acknowledged: stop the timer;
   // 5.3: otherwise restart it.
   if (snd_una_ == snd_max_) {

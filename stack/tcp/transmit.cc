@@ -43,7 +43,6 @@ void connection::output(std::uint64_t now_ns, segment_sink sink) {
 void connection::output_syn(std::uint64_t now_ns, segment_sink sink) {
   if (snd_nxt_ != iss_) return;
   tcp_segment syn = make_segment(tcp_control::syn, iss_, now_ns);
-  mark_syn_ecn(syn, snd_max_ != iss_);
   if (snd_max_ != iss_) {
     ++stats_.retransmitted_segments;
   } else {
@@ -219,6 +218,7 @@ tcp_segment connection::make_segment(tcp_control control, seq32 seq, std::uint64
     if (state_ != tcp_state::syn_sent) seg.ack = rcv_nxt_;
     seg.window = syn_window();
     seg.options = syn_options(now_ns);
+    mark_syn_ecn(seg, snd_max_ != iss_);  // RFC 3168 6.1.1; SND.MAX past ISS: sent before
     return seg;
   }
   if (control != tcp_control::rst) {

@@ -17,8 +17,8 @@ class Ecn : public tcp_test {
   // Active open with ECN agreed: the ECN-setup SYN, the ECN-setup SYN-ACK.
   void establish_ecn() {
     open();
-    expect({.control = syn, .seq = iss, .options = {.mss = 1000}, .ece = true, .cwr = true});
-    send({.control = syn, .seq = rn, .ack = iss + 1, .options = {.mss = 1000}, .ece = true});
+    expect({.control = syn, .seq = iss, .options = {.mss = config.mss}, .ece = true, .cwr = true});
+    send({.control = syn, .seq = rn, .ack = iss + 1, .options = {.mss = config.mss}, .ece = true});
     expect({.seq = iss + 1, .ack = rn + 1});
     ASSERT_EQ(conn().state(), tcp_state::established);
     ASSERT_TRUE(conn().ecn_enabled());
@@ -178,6 +178,26 @@ TEST_P(Ecn, AnEchoHalvesTheWindowOnceAWindowAndCwrFollows_RFC3168_6_1_2) {
   ack_with_ece(11000);
   EXPECT_EQ(conn().stats().ecn_reductions, 2u);
   write_ect_segments(12, 1, true);
+}
+
+// "Once a window" is judged by the sequence number the last reduction
+// stopped at, modulo 2^32: 2^31 bytes later that mark would read as ahead
+// again, and echoes would be taken as the old reduction's for the next
+// 2^31 bytes. It holds only until SND.UNA passes it.
+TEST_P(Ecn, AnEchoAfterTwoGibibytesIsNewCongestion_RFC3168_6_1_2) {
+  config.mss = 20000;
+  establish_ecn();
+  app_write(20000);
+  ASSERT_EQ(take_emitted().size(), 1u);
+  ack_with_ece(20000);
+  ASSERT_EQ(conn().stats().ecn_reductions, 1u);
+  const std::uint32_t far = (1u << 31) + (1u << 20);
+  stream_acked(far);
+  app_write(20000);
+  ASSERT_EQ(take_emitted().size(), 1u);
+  ack_with_ece(20000 + far + 20000);
+  EXPECT_EQ(conn().stats().ecn_reductions, 2u);
+  take_emitted();
 }
 
 TEST_P(Ecn, AnEchoDuringLossRecoveryOnlyOwesCwr_RFC3168_6_1_2) {

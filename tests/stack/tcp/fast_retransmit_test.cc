@@ -78,6 +78,27 @@ TEST_P(FastRetransmit, NoSecondReductionForLossBeforeATimeout_RFC6582_4) {
   EXPECT_EQ(conn().stats().fast_retransmits, 0u);
 }
 
+// `recover` is compared with SND.UNA modulo 2^32 (RFC 9293 3.4). Left
+// where the handshake put it (ISS, RFC 6582 3.2 step 1), or the last
+// recovery or timeout, it would read as ahead of SND.UNA again once 2^31
+// bytes had gone since, and three duplicate ACKs would start no recovery
+// for the next 2^31 bytes: a timeout alone would resend. Once passed, it
+// follows SND.UNA.
+TEST_P(FastRetransmit, ThirdDuplicateAckResendsAfterTwoGibibytes_RFC6582_3_2_Step2) {
+  config.mss = 20000;  // three segments within the peer's 65535
+  establish();
+  const std::uint32_t far = (1u << 31) + (1u << 20);
+  stream_acked(far);
+  app_write(60000);
+  ASSERT_EQ(take_emitted().size(), 3u);
+  for (int i = 0; i < 3; ++i) send({.seq = rn + 1, .ack = iss + 1 + far});
+  const auto resent = take_emitted();
+  ASSERT_EQ(resent.size(), 1u);
+  EXPECT_EQ(resent.front().seq, iss + 1 + far);
+  EXPECT_EQ(resent.front().payload.size(), 20000u);
+  EXPECT_EQ(conn().stats().fast_retransmits, 1u);
+}
+
 TEST_P(FastRetransmit, AckCarryingDataIsNoDuplicate_RFC5681_2) {
   enter();
   send({.seq = rn + 1, .ack = iss + 1, .payload = "x"});

@@ -88,9 +88,9 @@ void harness::open() {
 
 void harness::establish_sack(bool peer_sack, std::uint64_t rtt_ms) {
   open();
-  expect({.control = syn, .seq = iss, .options = {.mss = 1000, .sack_permitted = true}});
+  expect({.control = syn, .seq = iss, .options = {.mss = config.mss, .sack_permitted = true}});
   advance(rtt_ms);
-  send({.control = syn, .seq = rn, .ack = iss + 1, .options = {.mss = 1000, .sack_permitted = peer_sack}});
+  send({.control = syn, .seq = rn, .ack = iss + 1, .options = {.mss = config.mss, .sack_permitted = peer_sack}});
   expect({.seq = iss + 1, .ack = rn + 1});
   ASSERT_EQ(conn().sack_enabled(), peer_sack);
 }
@@ -130,8 +130,8 @@ void harness::listen() {
 
 void harness::establish() {
   open();
-  expect({.control = syn, .seq = iss, .options = {.mss = 1000}});
-  send({.control = syn, .seq = rn, .ack = iss + 1, .options = {.mss = 1000}});
+  expect({.control = syn, .seq = iss, .options = {.mss = config.mss}});
+  send({.control = syn, .seq = rn, .ack = iss + 1, .options = {.mss = config.mss}});
   expect({.seq = iss + 1, .ack = rn + 1});
   ASSERT_EQ(conn().state(), tcp_state::established);
   conn().take_events();
@@ -242,6 +242,22 @@ void harness::write_segments(std::uint32_t count) {
   app_write(std::size_t(count) * 1000);
   for (std::uint32_t k = 0; k < count; ++k)
     expect({.seq = iss + 1 + 1000 * k, .ack = rn + 1, .payload = pattern(1000 * k, 1000), .psh = k + 1 == count});
+}
+
+void harness::stream_acked(std::uint64_t bytes) {
+  const std::vector<std::byte> zeros(conn().send_mss());
+  while (bytes > 0) {
+    const std::size_t room = std::min<std::size_t>({zeros.size(), conn().writable(), bytes});
+    const auto taken = conn().send({zeros.data(), room});
+    ASSERT_TRUE(taken && *taken == room) << "the send buffer took " << taken.value_or(0) << " of " << room;
+    bytes -= room;
+    written_ += room;
+    std::optional<seq32> end;
+    host_.output(now, [&](const tcp_segment& t) { end = t.seq + std::uint32_t(t.payload.size()); });
+    ASSERT_TRUE(end) << "nothing sent with " << room << " bytes queued";
+    ASSERT_EQ(send({.seq = rn + 1, .ack = *end}), drop_reason::none);
+    ASSERT_TRUE(emitted_.empty()) << "an acknowledgment drew " << ::testing::PrintToString(emitted_.front());
+  }
 }
 
 void harness::app_close() {

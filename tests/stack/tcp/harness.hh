@@ -88,11 +88,12 @@ class harness : public ::testing::Test {
   // Passive: a listener; the connection its next SYN makes gets ISS `iss`
   // (virtual time is set so that the RFC 6528 clock lands there).
   void listen();
-  // open(), the handshake with MSS 1000 both ways, every segment expected.
+  // open(), the handshake with MSS config.mss (1000 unless the test sets it)
+  // both ways, every segment expected.
   void establish();
   // listen(), a SYN with MSS 1000, the handshake, and accept().
   void establish_passive();
-  // open() and a handshake with MSS 1000 and SACK-permitted on our SYN (and
+  // open() and a handshake with MSS config.mss and SACK-permitted on our SYN (and
   // on the peer's when peer_sack), its SYN,ACK arriving rtt_ms later: the
   // SYN's RTT sample is then SRTT (RFC 6298 2.2).
   void establish_sack(bool peer_sack = true, std::uint64_t rtt_ms = 0);
@@ -128,6 +129,12 @@ class harness : public ::testing::Test {
   // Right after establish(): writes `count` segments' worth (MSS 1000) of
   // the pattern and expects them all, PSH on the last.
   void write_segments(std::uint32_t count);
+  // Established, with nothing outstanding: `bytes` more of the stream
+  // (zeros, not the pattern) sent one segment at a time, each acknowledged
+  // by the peer at once, at the same instant, none kept. It carries the
+  // sequence space far from ISS (2^31 bytes and more: RFC 9293 3.4's
+  // comparisons are modulo 2^32) in about a second. The peer sends nothing.
+  void stream_acked(std::uint64_t bytes);
   void app_close();
   void app_shutdown();
   void app_abort();

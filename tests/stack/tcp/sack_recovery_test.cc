@@ -33,6 +33,25 @@ TEST_P(SackRecovery, ThreeSegmentsSackedAboveAHoleStartRecoveryAtOnce_RFC8985_6_
   EXPECT_EQ(conn().congestion().ssthresh(), 5000u);
 }
 
+// The same test of `recover` as RFC 6582's (fast_retransmit_test.cc),
+// before RACK's loss marks may start recovery (RFC 6675 5 (4.2)): it must
+// still hold 2^31 bytes after the handshake.
+TEST_P(SackRecovery, LossFoundAfterTwoGibibytesStartsRecovery_RFC6675_5) {
+  config.mss = 16000;  // four segments within the peer's 65535
+  establish_sack(true, rtt_ms);
+  const std::uint32_t far = (1u << 31) + (1u << 20);
+  stream_acked(far);
+  app_write(64000);
+  ASSERT_EQ(take_emitted().size(), 4u);
+  // At once: the stream's round trips took no time, and the probe timer
+  // (RFC 8985 7.2) would fire within one.
+  ack_data(far, {{far + 16000, far + 64000}});
+  const auto resent = take_emitted();
+  ASSERT_EQ(resent.size(), 1u);
+  EXPECT_EQ(resent.front().seq, iss + 1 + far);
+  EXPECT_EQ(conn().stats().sack_recoveries, 1u);
+}
+
 // What NewReno cannot do: the second hole of the window goes out as soon
 // as a later segment's SACK shows it lost, not one round trip later on a
 // partial ACK; and a lost hole goes before new data (NextSeg rule 1 before
