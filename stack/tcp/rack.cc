@@ -116,6 +116,9 @@ void connection::rack_on_ack(const tcp_segment& seg, const scoreboard::update& u
     for (std::size_t i = 0; i < u.fresh_count; ++i) rack_sacked(u.fresh[i].begin, u.fresh[i].end, seg, now_ns);
   }
   rexmit_high_ = seq_max(rexmit_high_, snd_una_);
+  // The D-SACK round ends once SND.UNA passes it, D-SACK or not: a mark
+  // left behind would read as ahead again 2^31 bytes later (RFC 9293 3.4).
+  if (rack_.dsack_round && snd_una_ >= *rack_.dsack_round) rack_.dsack_round.reset();
   if (u.dsack) rack_on_dsack();
   rack_detect_loss(now_ns);
   if (lost_bytes_ > 0 && !in_recovery_ && snd_una_ >= recover_) enter_sack_recovery(now_ns);
@@ -125,8 +128,7 @@ void connection::rack_on_ack(const tcp_segment& seg, const scoreboard::update& u
 // network reorders more than the window allowed for; widen it by a
 // quarter of min_RTT, at most once a round trip, for 16 recoveries.
 void connection::rack_on_dsack() {
-  if (rack_.dsack_round && snd_una_ >= *rack_.dsack_round) rack_.dsack_round.reset();
-  if (rack_.dsack_round) return;
+  if (rack_.dsack_round) return;  // one widening a round (its end: rack_on_ack)
   rack_.dsack_round = snd_max_;
   ++rack_.reo_wnd_mult;
   rack_.reo_wnd_persist = reo_wnd_persist_episodes;

@@ -244,7 +244,7 @@ void harness::write_segments(std::uint32_t count) {
     expect({.seq = iss + 1 + 1000 * k, .ack = rn + 1, .payload = pattern(1000 * k, 1000), .psh = k + 1 == count});
 }
 
-void harness::stream_acked(std::uint64_t bytes) {
+void harness::stream_acked(std::uint64_t bytes, std::uint64_t rtt_ns) {
   const std::vector<std::byte> zeros(conn().send_mss());
   while (bytes > 0) {
     const std::size_t room = std::min<std::size_t>({zeros.size(), conn().writable(), bytes});
@@ -255,6 +255,7 @@ void harness::stream_acked(std::uint64_t bytes) {
     std::optional<seq32> end;
     host_.output(now, [&](const tcp_segment& t) { end = t.seq + std::uint32_t(t.payload.size()); });
     ASSERT_TRUE(end) << "nothing sent with " << room << " bytes queued";
+    advance_ns(rtt_ns);
     ASSERT_EQ(send({.seq = rn + 1, .ack = *end}), drop_reason::none);
     ASSERT_TRUE(emitted_.empty()) << "an acknowledgment drew " << ::testing::PrintToString(emitted_.front());
   }

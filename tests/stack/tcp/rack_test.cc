@@ -61,6 +61,33 @@ TEST_P(Rack, ADsackWidensTheWindow_RFC8985_6_2_Step4) {
   expect_data(2000);
 }
 
+// The D-SACK round's end is a sequence number, compared modulo 2^32: it
+// ends once SND.UNA passes it, whether or not another D-SACK comes, or
+// 2^31 bytes later it would read as ahead again and the next D-SACK would
+// widen nothing.
+TEST_P(Rack, ADsackWidensTheWindowAgainAfterTwoGibibytes_RFC8985_6_2_Step4) {
+  config.mss = 16000;  // four segments within the peer's 65535
+  establish_sack(true, rtt_ms);
+  app_write(32000);  // the initial window: two segments this size (RFC 6928)
+  ASSERT_EQ(take_emitted().size(), 2u);
+  advance(rtt_ms);
+  ack_data(32000, {{0, 16000}});  // all, and a D-SACK: reo_wnd = 2 * min_RTT / 4
+  const std::uint32_t far = (1u << 31) + (1u << 20);
+  stream_acked(far, rtt_ms * ms);
+  const std::uint32_t base = 32000 + far;
+  app_write(64000);
+  ASSERT_EQ(take_emitted().size(), 4u);
+  advance(rtt_ms);
+  ack_data(base + 16000, {{base, base + 16000}});  // a D-SACK again: 3 * min_RTT / 4
+  ack_data(base + 16000, {{base + 48000, base + 64000}});
+  advance_ns(7'499'000);
+  expect_nothing();
+  advance_ns(1'000);
+  const auto resent = take_emitted();
+  ASSERT_EQ(resent.size(), 1u);
+  EXPECT_EQ(resent.front().seq, iss + 1 + base + 16000);
+}
+
 // 6.2: a retransmission is lost like any segment: new data sent after it
 // is delivered a round trip later while it is not, so it goes again, with
 // no timeout.
