@@ -60,6 +60,7 @@ std::string format_counters(unsigned core, const core_counters& c) {
   if (const auto n = get(c.rps_backlog_packets)) out += fmt::format(" rps.backlog_in={}", n);
   if (const auto n = get(c.syn_cookies_sent)) out += fmt::format(" tcp.syn_cookies_sent={}", n);
   if (const auto n = get(c.syn_cookies_accepted)) out += fmt::format(" tcp.syn_cookies_accepted={}", n);
+  if (const auto n = get(c.time_wait_reopened)) out += fmt::format(" tcp.time_wait_reopened={}", n);
   if (const auto n = get(c.icmp_errors_taken)) out += fmt::format(" icmp.errors_taken={}", n);
   if (const auto n = get(c.rps_backlog_full)) out += fmt::format(" drop.rps_backlog_full={}", n);
   for (const auto& [name, n] : c.nonzero()) out += fmt::format(" drop.{}={}", name, n);
@@ -95,7 +96,7 @@ void append_metrics(std::vector<affine::metric_sample>& out, unsigned port, std:
     return std::span<const std::uint64_t>(v);
   };
   using getter = const std::atomic<std::uint64_t>& (*)(const core_counters&);
-  static constexpr std::array<std::tuple<std::string_view, std::string_view, getter>, 9> plain{{
+  static constexpr std::array<std::tuple<std::string_view, std::string_view, getter>, 10> plain{{
       {"affine_stack_rx_packets_total", "Packets the stack received.", [](const core_counters& c) -> const std::atomic<std::uint64_t>& { return c.rx_packets; }},
       {"affine_stack_tx_packets_total", "Packets the stack sent.", [](const core_counters& c) -> const std::atomic<std::uint64_t>& { return c.tx_packets; }},
       {"affine_stack_tcp_segments_in_total", "TCP segments received.", [](const core_counters& c) -> const std::atomic<std::uint64_t>& { return c.tcp_segments_in; }},
@@ -105,6 +106,7 @@ void append_metrics(std::vector<affine::metric_sample>& out, unsigned port, std:
       {"affine_stack_rps_backlog_full_total", "Packets dropped: the target core's RPS backlog ring was full.", [](const core_counters& c) -> const std::atomic<std::uint64_t>& { return c.rps_backlog_full; }},
       {"affine_stack_tcp_syn_cookies_sent_total", "SYNs answered with a SYN cookie (RFC 4987).", [](const core_counters& c) -> const std::atomic<std::uint64_t>& { return c.syn_cookies_sent; }},
       {"affine_stack_tcp_syn_cookies_accepted_total", "Valid SYN cookies returned: connections made from them.", [](const core_counters& c) -> const std::atomic<std::uint64_t>& { return c.syn_cookies_accepted; }},
+      {"affine_stack_tcp_time_wait_reopened_total", "SYNs that opened a connection from TIME-WAIT (RFC 6191).", [](const core_counters& c) -> const std::atomic<std::uint64_t>& { return c.time_wait_reopened; }},
   }};
   for (const auto& [name, help, get] : plain) emit(out, name, help, port, of(get));
   const auto column = [&](auto array_of, std::size_t k) {

@@ -99,6 +99,9 @@ class core_counters {
   // SYN cookies (RFC 4987 3.6) answered, and returned valid (the invalid
   // ones are the drop tcp.syn_cookie_invalid).
   std::atomic<std::uint64_t> syn_cookies_sent{0}, syn_cookies_accepted{0};
+  // SYNs that ended a connection's TIME-WAIT and opened the next one at
+  // once (RFC 6191; tcp::connection::reopen_iss).
+  std::atomic<std::uint64_t> time_wait_reopened{0};
   // ICMP errors a connection acted on (rx_icmp.cc).
   std::atomic<std::uint64_t> icmp_errors_taken{0};
 

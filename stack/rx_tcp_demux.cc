@@ -54,6 +54,7 @@ void stack::tcp_in(per_core& pc, const flow_address& local, const flow_address& 
       return;
     }
     bump(pc.counters.tcp_segments_in);
+    if (s->conn.state() == tcp::tcp_state::time_wait && reopen_time_wait(pc, *s, t, local, seg, now)) return;
     if (s->rx_core.load(std::memory_order_relaxed) != int(pc.index)) s->rx_core.store(int(pc.index), std::memory_order_relaxed);
     if (s->rx_queue.load(std::memory_order_relaxed) != pc.rx_queue) s->rx_queue.store(pc.rx_queue, std::memory_order_relaxed);
     const auto r = s->conn.input(seg, now);
@@ -78,23 +79,48 @@ void stack::tcp_in(per_core& pc, const flow_address& local, const flow_address& 
     return;
   }
   bump(pc.counters.tcp_segments_in);
-  // IPv4 also reaches here for broadcasts; IPv6 only for our unicast
-  // addresses (rx_ipv6.cc).
-  const bool v4 = t.v4();
-  if (!v4 || v4_address(local) == routes_.address()) {
-    if (listen_socket* l = (v4 ? listeners_ : listeners6_).find(pc.index, seg.dst_port)) {
-      if (l->bound.takes(local)) {
-        listen_in(pc, *l, t, seg, now);
-        l->unref();
-        return;
-      }
-      l->unref();
-    }
+  if (listen_socket* l = listener_for(pc, t, local)) {
+    listen_in(pc, *l, t, seg, now);
+    l->unref();
+    return;
   }
   // RFC 9293 3.10.7.1: CLOSED. An incoming segment other than RST gets a RST.
   pc.counters.count(drop::tcp_no_socket);
-  if (v4 && routes_.is_broadcast(v4_address(local))) return;
+  if (t.v4() && routes_.is_broadcast(v4_address(local))) return;
   if (auto rst = tcp::reset_for(seg)) send_tcp(pc, t, *rst, now);
+}
+
+listen_socket* stack::listener_for(per_core& pc, const flow_tuple& t, const flow_address& local) {
+  // IPv4 also reaches here for broadcasts; IPv6 only for our unicast
+  // addresses (rx_ipv6.cc).
+  const bool v4 = t.v4();
+  if (v4 && v4_address(local) != routes_.address()) return nullptr;
+  listen_socket* l = (v4 ? listeners_ : listeners6_).find(pc.index, t.local_port);
+  if (l != nullptr && !l->bound.takes(local)) {
+    l->unref();
+    return nullptr;
+  }
+  return l;
+}
+
+// RFC 9293 3.6.1 MAY-2, RFC 6191: where the connection says the SYN is
+// newer than its last incarnation and a listener takes the port, that
+// incarnation leaves the table (TIME-WAIT ended) before the listener makes
+// the next under the same tuple.
+bool stack::reopen_time_wait(per_core& pc, tcp_socket& s, const flow_tuple& t, const flow_address& local,
+                             const tcp_segment& seg, std::uint64_t now) {
+  const std::optional<seq32> iss = s.conn.reopen_iss(seg);
+  if (!iss) return false;
+  listen_socket* l = listener_for(pc, t, local);
+  if (l == nullptr) return false;
+  s.conn.end_time_wait();
+  const settled what = settle(s, now);
+  s.lock.unlock();
+  finish(s, what);
+  bump(pc.counters.time_wait_reopened);
+  listen_in(pc, *l, t, seg, now, iss);
+  l->unref();
+  return true;
 }
 
 // The socket of `t`, locked, or null. A flow's segments come in runs, so
@@ -150,13 +176,13 @@ void stack::settle_batch(per_core& pc, std::uint64_t now) {
 
 // RFC 9293 3.10.7.2: LISTEN, as tcp::listener decides it.
 void stack::listen_in(per_core& pc, listen_socket& l, const flow_tuple& t, const tcp_segment& seg,
-                      std::uint64_t now) {
+                      std::uint64_t now, std::optional<seq32> reopen_iss) {
   const tcp::connection_config cfg = connection_config(l.accepted_options(), t);
   tcp::listener::verdict v;
   {
     std::lock_guard g(l.lock);
     if (l.closed) return;
-    v = l.queue.input(t, seg, now, cfg);
+    v = l.queue.input(t, seg, now, cfg, reopen_iss);
   }
   if (v.drop != tcp::drop_reason::none) pc.counters.count(v.drop);
   if (v.cookie_sent) bump(pc.counters.syn_cookies_sent);

@@ -251,7 +251,17 @@ class stack final : public drivers::packet_sink {
   // `ecn`: the IP header's ECN field (RFC 3168 5).
   void tcp_in(per_core& pc, const flow_address& local, const flow_address& remote, const pseudo_header& ph,
               std::span<const std::byte> bytes, bool l4_checked, ip_ecn ecn, std::uint64_t now);
-  void listen_in(per_core& pc, listen_socket& l, const flow_tuple& t, const tcp_segment& seg, std::uint64_t now);
+  // `reopen_iss`: the SYN ended a connection's TIME-WAIT (tcp::listener::input).
+  void listen_in(per_core& pc, listen_socket& l, const flow_tuple& t, const tcp_segment& seg, std::uint64_t now,
+                 std::optional<seq32> reopen_iss = std::nullopt);
+  // The listener that takes segments for `t` (addressed to `local`), with
+  // a reference; null when none does.
+  listen_socket* listener_for(per_core& pc, const flow_tuple& t, const flow_address& local);
+  // A SYN for `s` (locked) in TIME-WAIT that opens the next incarnation
+  // (RFC 6191): ends TIME-WAIT, unlocks `s`, hands the SYN to the listener
+  // and returns true. False, `s` still locked, when it may not.
+  bool reopen_time_wait(per_core& pc, tcp_socket& s, const flow_tuple& t, const flow_address& local,
+                        const tcp_segment& seg, std::uint64_t now);
   void child_settled(tcp_socket& s, tcp::event_set ev);
 
   // tx_frames.cc: frames out on the calling core's TX queue.

@@ -161,8 +161,15 @@ class connection {
   void shutdown_write();               // FIN after the queued data (RFC 9293 3.10.4)
   void close(std::uint64_t now_ns);    // shutdown_write(), and the application reads no more
   void abort();                        // RFC 9293 3.10.5: RST, CLOSED
-  // TIME-WAIT ends now, quietly (the stack's bound on TIME-WAIT was hit).
+  // TIME-WAIT ends now, quietly (the stack's bound on TIME-WAIT was hit,
+  // or a SYN reopens the connection).
   void end_time_wait();
+  // A SYN for this connection in TIME-WAIT that may open its next
+  // incarnation at once (RFC 9293 3.6.1 MAY-2, RFC 6191): the ISS that
+  // incarnation must take; none when the SYN may be an old duplicate, and
+  // it goes through input() as any segment. The owner then ends TIME-WAIT
+  // and gives the SYN to the port's listener with that ISS.
+  std::optional<seq32> reopen_iss(const tcp_segment& syn) const;
 
   // An ICMP error whose quote names this connection (the caller checked
   // the addresses and ports), with the quoted SEG.SEQ and, for

@@ -9,7 +9,7 @@
 namespace affine::stack::tcp {
 
 listener::verdict listener::input(const flow_tuple& tuple, const tcp_segment& seg, std::uint64_t now_ns,
-                                  const connection_config& conn) {
+                                  const connection_config& conn, std::optional<seq32> reopen_iss) {
   // "first check for an RST": "An incoming RST segment could not be valid,
   // since it could not have been sent in response to anything sent by this
   // incarnation of the connection. An incoming RST should be ignored."
@@ -41,7 +41,7 @@ listener::verdict listener::input(const flow_tuple& tuple, const tcp_segment& se
   }
   ++syn_received_;
   ++stats_.syns_accepted;
-  return {.open = open_params{tuple, isn_.next(tuple, now_ns), ts_offset(tuple)}};
+  return {.open = open_params{tuple, reopen_iss.value_or(isn_.next(tuple, now_ns)), ts_offset(tuple)}};
 }
 
 // RFC 6528 ISS. The TSval offset (RFC 7323 5.4) is the same keyed hash of

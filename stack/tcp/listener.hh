@@ -74,8 +74,11 @@ class listener {
 
   // A segment for this port that matches no connection (`tuple` as the
   // local side sees it); `conn` is what its connections are made with. A
-  // verdict that opens counts one in SYN-RECEIVED.
-  verdict input(const flow_tuple& tuple, const tcp_segment& seg, std::uint64_t now_ns, const connection_config& conn);
+  // verdict that opens counts one in SYN-RECEIVED. `reopen_iss`: the SYN
+  // ended a connection's TIME-WAIT, and the one it opens takes this ISS
+  // (connection::reopen_iss; a SYN cookie still makes its own).
+  verdict input(const flow_tuple& tuple, const tcp_segment& seg, std::uint64_t now_ns, const connection_config& conn,
+                std::optional<seq32> reopen_iss = std::nullopt);
   // A child's handshake completed (its admission asks): into the accept
   // queue if there is room, else false and it stays in SYN-RECEIVED.
   bool admit();

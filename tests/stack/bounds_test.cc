@@ -1,7 +1,9 @@
-// Bounds on what a peer can make the stack keep (issue 20 item 4), on the
-// in-process wire: TIME-WAIT stays at tcp.max_time_wait, the connection
-// that would go past it ending at once (counted), as Linux does past
-// tcp_max_tw_buckets.
+// TIME-WAIT on the in-process wire, through the shipped RX path. Its bound
+// (issue 20 item 4): it stays at tcp.max_time_wait, the connection that
+// would go past it ending at once (counted), as Linux does past
+// tcp_max_tw_buckets. And a SYN newer than a connection in it opens the
+// next at once (RFC 6191; the rules are tcp::connection::reopen_iss's,
+// tests/stack/tcp/time_wait_test.cc at virtual time).
 
 #include <gtest/gtest.h>
 
@@ -52,6 +54,43 @@ TEST_F(bounds, TimeWaitStaysAtItsBound) {
         EXPECT_EQ(st.counters(0).get(drop::tcp_time_wait_full), 1u);
       },
       [](stack_config& sc) { sc.max_time_wait = 1; });
+}
+
+// stack::reopen_time_wait: the old connection leaves the table, the
+// listener makes the next under the same tuple, its ISS past everything
+// the old one sent; the handshake completes and accept() hands it out.
+TEST_F(bounds, ASynNewerThanTimeWaitOpensTheNextConnectionAtOnce) {
+  with_stack([&](stack& st) {
+    tcp_segment next;
+    net::tcp_stream a = establish(40000, next);
+    ASSERT_TRUE(a.is_open());
+    const seq32 old_iss = *next.ack - 1;
+    active_close(a, next);
+    EXPECT_EQ(st.connections(), 1u);  // in TIME-WAIT
+    tcp_segment again = testing::syn(40000);
+    again.seq = seq32(1000 + 100000);
+    send(tcp_frame(again));
+    const auto out = drain();
+    ASSERT_EQ(out.size(), 1u);
+    auto synack = tcp_of(out[0]);
+    ASSERT_TRUE(synack.has_value());
+    EXPECT_EQ(synack->control(), tcp_control::syn);
+    ASSERT_TRUE(synack->ack());
+    EXPECT_EQ(synack->ack_number(), again.seq + 1);
+    EXPECT_EQ(synack->seq(), old_iss + 2 + 65537);  // past the old SND.MAX (its FIN)
+    EXPECT_EQ(st.counters(0).time_wait_reopened.load(), 1u);
+    tcp_segment ack = testing::syn(40000);
+    ack.control = tcp_control::none;
+    ack.seq = again.seq + 1;
+    ack.ack = synack->seq() + 1;
+    ack.options = {};
+    send(tcp_frame(ack));
+    (void)drain();
+    auto b = listener_->accept(now_ns() + 1'000'000'000);
+    ASSERT_TRUE(b.has_value());
+    EXPECT_EQ(b->remote().port, 40000);
+    EXPECT_EQ(st.connections(), 1u);
+  });
 }
 
 }  // namespace

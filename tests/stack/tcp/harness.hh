@@ -152,6 +152,7 @@ class harness : public ::testing::Test {
   // Destroys closed connections, as the flow table would (a child of the
   // listener not accepted leaves its queue, as child_settled() does).
   void reap() { host_.reap(); }
+  std::size_t reopened() const { return host_.reopened(); }
   // The ISS a SYN from `peer` arriving now gets from the listener.
   seq32 iss_for(std::uint16_t peer) const { return host_.isn().next(tuple_for(peer), now); }
   // The flow of `peer` (0: remote_port) as the host keys it.

@@ -67,12 +67,21 @@ class host {
   // else RFC 9293 3.10.7.1's RST.
   input_result input(const tcp_segment& seg, const connection_config& cfg, std::uint64_t now, emit_fn emit) {
     const std::uint16_t peer = seg.src_port;
+    std::optional<seq32> reopen_iss;
     if (seg.dst_port == local_port_)
       if (auto it = flows_.find(peer); it != flows_.end()) {
-        connection::input_result r = it->second->input(seg, now);
-        if (r.reply) emit(*r.reply);
-        it->second->output(now, emit);
-        return {r.drop};
+        // What stack::reopen_time_wait does: a SYN newer than a connection
+        // in TIME-WAIT ends it and goes to the listener (RFC 6191).
+        if (listener_ && (reopen_iss = it->second->reopen_iss(seg))) {
+          it->second->end_time_wait();
+          reap();
+          ++reopened_;
+        } else {
+          connection::input_result r = it->second->input(seg, now);
+          if (r.reply) emit(*r.reply);
+          it->second->output(now, emit);
+          return {r.drop};
+        }
       }
     if (!listener_ || seg.dst_port != local_port_) {
       // RFC 9293 3.10.7.1: CLOSED. An incoming segment other than RST gets a RST.
@@ -80,7 +89,7 @@ class host {
       return {drop_reason::none, true};
     }
     // What stack::listen_in does with the verdict.
-    listener::verdict v = listener_->input(tuple_for(peer), seg, now, cfg);
+    listener::verdict v = listener_->input(tuple_for(peer), seg, now, cfg, reopen_iss);
     if (v.reply) emit(*v.reply);
     if (!v.open) return {v.drop};
     auto& c = flows_[peer] = std::make_unique<connection>(*v.open, cfg, v.syn ? *v.syn : seg, now);
@@ -133,6 +142,9 @@ class host {
     return it == flows_.end() ? nullptr : it->second.get();
   }
   bool has(std::uint16_t remote_port) const { return flows_.contains(remote_port); }
+  // SYNs that opened a connection from TIME-WAIT (the stack's counter
+  // tcp.time_wait_reopened).
+  std::size_t reopened() const { return reopened_; }
   std::size_t connections() const { return flows_.size(); }
   template <class F>
   void each(F&& f) const {
@@ -197,6 +209,7 @@ class host {
   child_admission admission_{*this};
   std::set<connection*> children_;        // made by the listener, not admitted
   std::deque<connection*> accept_queue_;  // admitted, not accepted
+  std::size_t reopened_ = 0;
   std::map<std::uint16_t, std::unique_ptr<connection>> flows_;
 };
 
