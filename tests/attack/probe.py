@@ -95,6 +95,8 @@ CASES = {
     "listen_bare_ack": ("an ACK to a listener, no connection (RFC 9293 3.10.7.2)", "rst_seq_of_ack"),
     "mss_1": ("SYN with MSS 1: echoed data comes in segments of the MSS floor (CVE-2019-11479)", "floor"),
     "wscale_15": ("SYN with window scale 15: taken as 14 (RFC 7323 2.3)", "shift_14"),
+    "time_wait_syn": ("a SYN from the same port into the server's TIME-WAIT, its seq past the old "
+                      "(RFC 9293 3.6.1 MAY-2, RFC 6191)", "synack"),
     # Last: a full SYN queue answers later SYNs with cookies, which carry
     # neither an MSS of 1 nor a window scale without timestamps.
     "syn_cookie": ("a fresh SYN while spoofed SYNs fill the SYN queue (RFC 4987)", "cookie_connection"),
@@ -143,6 +145,7 @@ def run_case(name, peer_obj, port, cookies_cmd):
         "syn_to_group": lambda: pa.case_syn_to_group(c),
         "syn_from_group": lambda: pa.case_syn_from_group(c),
         "ip_options": lambda: pa.case_ip_options(c),
+        "time_wait_syn": lambda: ph.case_time_wait_syn(Conn(peer_obj, int(netns.METRICS_PORT))),
     }
     if name in before_handshake:
         return before_handshake[name]()
@@ -212,6 +215,14 @@ def serve(c):
                 c.sendall(b)
     except OSError:
         pass
+def closer():  # as affine-echo's metrics port: a few bytes, then it closes first
+    k = socket.socket(socket.AF_INET6); k.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    k.bind(("::", int(sys.argv[3]))); k.listen(8)
+    while True:
+        c, _ = k.accept()
+        with c:
+            c.sendall(b"bye\n")
+threading.Thread(target=closer, daemon=True).start()
 while True:
     c, _ = l.accept()
     threading.Thread(target=serve, args=(c,), daemon=True).start()
@@ -257,7 +268,7 @@ def main():
         src, dst = ("fd89::1", "fd89::2") if v6 else ("10.89.0.1", "10.89.0.2")
         pi, _ = lab.veth(p, f"{src}/{64 if v6 else 24}", l, f"{dst}/{64 if v6 else 24}")
         netns.sh("sysctl", "-q", "-w", "net.ipv4.tcp_syncookies=1", ns=l)
-        lab.spawn(l, sys.executable, "-c", LINUX_ECHO, netns.ECHO_PORT, BACKLOG)
+        lab.spawn(l, sys.executable, "-c", LINUX_ECHO, netns.ECHO_PORT, BACKLOG, netns.METRICS_PORT)
         time.sleep(0.5)
         cookies = f"ip netns exec {l} nstat -az TcpExtSyncookiesSent | awk '/TcpExtSyncookiesSent/ {{print $2}}'"
         on_linux = (p, "linux", pi, src, dst, cookies)

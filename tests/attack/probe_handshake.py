@@ -1,13 +1,14 @@
 # tests/attack/probe_handshake.py: the probe's cases before ESTABLISHED
 # (probe.py has the table): in SYN-RECEIVED a second SYN, an ACK of
 # something never sent, a RST before the handshake ends; a SYN-ACK, RST,
-# FIN or ACK to a listener or a closed port. Each takes a fresh peer.Conn,
-# sends its first segment itself and returns (answer, details).
+# FIN or ACK to a listener or a closed port; a SYN into TIME-WAIT. Each
+# takes a fresh peer.Conn, sends its first segment itself and returns
+# (answer, details).
 
 import random
 import time
 
-from scapy.all import TCP
+from scapy.all import TCP, Raw
 
 from probe_cases import alive
 
@@ -99,3 +100,42 @@ def case_segment_to(c, flags, port, listening):
     if got == "RA" and seq == 0:
         return "rst_ack", {}
     return "other", {"flags": got, "seq": seq}
+
+
+def case_time_wait_syn(c):
+    """`c` is for a port whose server writes a little and closes first
+    (affine's metrics port; a Linux listener that does the same). Once the
+    server is in TIME-WAIT, a SYN from the same port with a sequence number
+    past the old connection's: RFC 9293 3.6.1 MAY-2 and RFC 6191 let the
+    server open the next connection at once, with an ISS past the old one's;
+    otherwise it answers with an ACK and the client waits out a timeout."""
+    m = c.p.mark()
+    if not c.open():
+        return "no_handshake", {}
+    start, fin = c.rcv_nxt, None
+    end = time.monotonic() + 5
+    while fin is None and time.monotonic() < end:  # take what it writes, up to its FIN
+        c.rcv_nxt = (start + len(c.echoed(m, start))) % MOD
+        fin = c.wait(m, lambda t: t.flags.F and (t.seq + (len(t[Raw].load) if Raw in t else 0)) % MOD == c.rcv_nxt,
+                     0.05)
+        c.ack()
+    if fin is None:
+        return "no_fin", {}
+    c.rcv_nxt = (c.rcv_nxt + 1) % MOD
+    m = c.p.mark()
+    c.p.send(c.ip() / c.tcp("FA"))
+    c.snd_nxt = (c.snd_nxt + 1) % MOD
+    if c.wait(m, lambda t: t.flags.A and t.ack == c.snd_nxt, 2.0) is None:
+        return "fin_not_acked", {}
+    old_snd_max = c.rcv_nxt  # one past the server's FIN
+    iss = (c.snd_nxt + 100000) % MOD
+    m = c.p.mark()
+    c.p.send(c.ip() / TCP(sport=c.sport, dport=c.dport, flags="S", seq=iss, window=65535, options=[("MSS", 1460)]))
+    f = c.wait(m, lambda t: True, 2.0)
+    if f is None:
+        return "ignored", {}
+    t = f[TCP]
+    if t.flags.S and t.flags.A and t.ack == (iss + 1) % MOD:
+        c.p.send(c.ip() / TCP(sport=c.sport, dport=c.dport, flags="R", seq=(iss + 1) % MOD))  # nothing left behind
+        return "synack", {"iss_past_old": 0 < (t.seq - old_snd_max) % MOD < 1 << 31}
+    return ("rst" if t.flags.R else "ack"), {}
