@@ -139,7 +139,8 @@ void connection::process_new_ack(const tcp_segment& seg, std::uint64_t now_ns) {
                  .rtt_ns = rtt_ns,
                  .srtt_ns = rto_.srtt_ns(),
                  .ack = ack,
-                 .snd_max = snd_max_});
+                 .snd_max = snd_max_,
+                 .cwnd_limited = cwnd_limited()});
   }
   // The marks the next reduction is judged by compare with SND.UNA modulo
   // 2^32 (RFC 9293 3.4). One that SND.UNA has passed must not stay where

@@ -35,6 +35,7 @@ void loss_based::init(std::uint32_t mss, std::uint64_t) {
 
 void loss_based::on_ack(const ack_sample& a) {
   timeout_unanswered_ = false;
+  if (!a.cwnd_limited) return;
   if (cwnd_ < ssthresh_) {
     slow_start(a);
   } else {

@@ -26,6 +26,9 @@ struct ack_sample {
   std::uint64_t srtt_ns = 0;  // RFC 6298 SRTT after it; 0 = none yet
   seq32 ack{};                // SEG.ACK
   seq32 snd_max{};            // the highest sequence number sent (rounds end there)
+  // RFC 9438 5.8, RFC 7661: the window was what limited sending of late
+  // (connection::cwnd_limited); the window grows only then.
+  bool cwnd_limited = true;
 };
 
 class congestion_control {

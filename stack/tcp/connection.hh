@@ -366,6 +366,9 @@ class connection {
   void output_loss_probe(std::uint64_t now_ns, segment_sink sink);
   void check_loss_probe(const scoreboard::update& u, std::uint64_t now_ns);
 
+  // cwnd_use.cc: RFC 9438 5.8, RFC 7661: whether the window limits sending.
+  void note_cwnd_use();
+  bool cwnd_limited() const;
   // ecn.cc: RFC 3168 ECN.
   void negotiate_ecn(const tcp_segment& syn);
   void mark_syn_ecn(tcp_segment& syn, bool retransmission) const;
@@ -426,6 +429,14 @@ class connection {
   bool ecn_ok_ = false;
   bool ece_owed_ = false;
   bool cwr_owed_ = false;
+  // cwnd_use.cc: a round runs from SND.NXT at its start until SND.UNA
+  // passes it; `limited` if the window was full in it, and the largest
+  // flight it had (Linux's is_cwnd_limited, max_packets_out).
+  struct cwnd_round {
+    bool limited = false;
+    std::uint32_t max_flight = 0;
+    seq32 end{};
+  } cwnd_use_;
   bool ecn_reduced_ = false;
   seq32 ecn_high_;
   std::uint32_t eff_mss_ = 536;

@@ -110,6 +110,7 @@ void connection::output_data(std::uint64_t now_ns, segment_sink sink) {
     // RFC 8985 7.2: new data (not itself a probe) starts the probe timer.
     if (fresh) arm_loss_probe(now_ns);
   }
+  note_cwnd_use();
   // Data held back with nothing in flight: no ACK will come to release it.
   // The persist timer sends it, or probes a zero window (RFC 9293 3.8.6.1,
   // RFC 1122 4.2.3.4's override timeout); the retransmission timer has

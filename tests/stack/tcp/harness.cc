@@ -245,20 +245,35 @@ void harness::write_segments(std::uint32_t count) {
 }
 
 void harness::stream_acked(std::uint64_t bytes, std::uint64_t rtt_ns) {
-  const std::vector<std::byte> zeros(conn().send_mss());
-  while (bytes > 0) {
-    const std::size_t room = std::min<std::size_t>({zeros.size(), conn().writable(), bytes});
-    const auto taken = conn().send({zeros.data(), room});
-    ASSERT_TRUE(taken && *taken == room) << "the send buffer took " << taken.value_or(0) << " of " << room;
-    bytes -= room;
-    written_ += room;
-    std::optional<seq32> end;
-    host_.output(now, [&](const tcp_segment& t) { end = t.seq + std::uint32_t(t.payload.size()); });
-    ASSERT_TRUE(end) << "nothing sent with " << room << " bytes queued";
+  const std::size_t capacity = conn().writable();  // nothing outstanding
+  const std::vector<std::byte> zeros(capacity);
+  std::optional<seq32> end, acked;  // past the last byte sent, and acknowledged
+  const auto sent = [&](const tcp_segment& t) {
+    if (!t.payload.empty()) end = t.seq + std::uint32_t(t.payload.size());
+  };
+  // As a bulk sender: the send buffer filled, what the windows let out
+  // sent, all of it acknowledged a round trip later, until every byte is.
+  while (bytes > 0 || conn().writable() < capacity) {
+    const std::size_t room = std::min<std::uint64_t>(bytes, conn().writable());
+    if (room > 0) {
+      const auto taken = conn().send({zeros.data(), room});
+      ASSERT_TRUE(taken && *taken == room) << "the send buffer took " << taken.value_or(0) << " of " << room;
+      bytes -= room;
+      written_ += room;
+    }
+    host_.output(now, sent);  // what the last ACK did not already let out
+    ASSERT_TRUE(end && end != acked) << "nothing sent with " << capacity - conn().writable() << " bytes queued";
+    acked = end;
     advance_ns(rtt_ns);
-    ASSERT_EQ(send({.seq = rn + 1, .ack = *end}), drop_reason::none);
-    ASSERT_TRUE(emitted_.empty()) << "an acknowledgment drew " << ::testing::PrintToString(emitted_.front());
+    tcp_segment ack;
+    ack.src_port = remote_port;
+    ack.dst_port = local_port;
+    ack.seq = rn + 1;
+    ack.ack = *end;
+    ack.window = 65535;
+    ASSERT_EQ(host_.input(ack, config, now, sent).drop, drop_reason::none);
   }
+  ASSERT_TRUE(emitted_.empty()) << "the stream drew " << ::testing::PrintToString(emitted_.front());
 }
 
 void harness::app_close() {

@@ -130,11 +130,12 @@ class harness : public ::testing::Test {
   // the pattern and expects them all, PSH on the last.
   void write_segments(std::uint32_t count);
   // Established, with nothing outstanding: `bytes` more of the stream
-  // (zeros, not the pattern) sent one segment at a time, each acknowledged
-  // by the peer `rtt_ns` after it left (none kept). It carries the
-  // sequence space far from ISS (2^31 bytes and more: RFC 9293 3.4's
-  // comparisons are modulo 2^32) in well under a second with a large MSS.
-  // The peer sends nothing.
+  // (zeros, not the pattern) sent as a bulk sender sends, a send buffer at
+  // a time, each flight acknowledged by the peer `rtt_ns` after it left
+  // (none kept), until all of it is. It carries the sequence space far
+  // from ISS (2^31 bytes and more: RFC 9293 3.4's comparisons are modulo
+  // 2^32) in well under a second with a large MSS, and leaves the window
+  // grown as a bulk transfer grows it. The peer sends nothing.
   void stream_acked(std::uint64_t bytes, std::uint64_t rtt_ns = 0);
   void app_close();
   void app_shutdown();
