@@ -209,6 +209,7 @@ void connection::update_send_window(const tcp_segment& seg) {
     // window is still too small to use.
     timers_.persist = no_deadline;
     persist_backoff_ = 0;
+    orphan_probes_ = 0;
   }
 }
 

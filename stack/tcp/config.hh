@@ -52,6 +52,13 @@ struct connection_config {
   unsigned max_retransmissions = 15;
   unsigned max_syn_retransmissions = 6;
   unsigned max_synack_retransmissions = 5;
+  // An orphan (closed by the application, data still queued) before a zero
+  // window: the probes it sends, answered or not, before it resets the
+  // connection (Linux's tcp_orphan_retries, whose 0 means 8). RFC 1122
+  // 4.2.2.17's probing "indefinitely" is for an application to wait on;
+  // with none left, a peer answering every probe with a zero window would
+  // hold the connection for ever (a connection-table exhaustion).
+  unsigned max_orphan_probes = 8;
   bool no_delay = false;  // disables Nagle (RFC 1122 4.2.3.4)
   // SO_LINGER: unset = graceful close in the background; 0 = close() sends
   // RST; otherwise a connection not finished that long after close() is reset.

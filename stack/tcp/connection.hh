@@ -83,6 +83,7 @@ struct connection_stats {
   std::uint64_t fast_retransmits = 0;         // RFC 5681 3.2 / RFC 6582 3.2 (incl. partial ACKs)
   std::uint64_t duplicate_acks = 0;           // RFC 5681 2 definition
   std::uint64_t persist_probes = 0;
+  std::uint64_t orphans_reset = 0;  // orphans a zero window held past max_orphan_probes
   std::uint64_t keepalive_probes = 0;
   std::uint64_t ooo_ranges_full = 0;          // out-of-order data not kept: assembler bound hit
   std::uint64_t challenge_acks = 0;           // RFC 5961 3.2, 4.2, 5.2
@@ -501,6 +502,7 @@ class connection {
   bool persist_probe_due_ = false;
   unsigned persist_backoff_ = 0;
   unsigned persist_unanswered_ = 0;  // probes with no segment received since
+  unsigned orphan_probes_ = 0;       // probes since close() met a shut window
   std::uint64_t challenge_window_start_ns_ = 0;  // RFC 5961 7: the throttle's current window
   unsigned challenge_acks_in_window_ = 0;
   bool keepalive_probe_due_ = false;

@@ -113,6 +113,15 @@ void connection::on_persist_timeout() {
     enter_closed(std::make_error_code(std::errc::timed_out));
     return;
   }
+  // But an orphan has no application to wait for: it gives up after
+  // max_orphan_probes, answered or not, and resets the peer (Linux's
+  // tcp_probe_timer for a dead socket).
+  if (user_closed_ && ++orphan_probes_ > cfg_.max_orphan_probes) {
+    ++stats_.orphans_reset;
+    rst_pending_ = true;
+    enter_closed(std::make_error_code(std::errc::timed_out));
+    return;
+  }
   persist_probe_due_ = true;
 }
 

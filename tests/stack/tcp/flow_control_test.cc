@@ -94,6 +94,46 @@ TEST_P(FlowControl, ProbingNeverGivesUpWhileThePeerAnswers_RFC1122_4_2_2_17) {
   EXPECT_EQ(conn().state(), tcp_state::established);
 }
 
+// An orphan (the application closed with data queued) is not probed for
+// ever: max_orphan_probes answered probes, then a RST (Linux's
+// tcp_orphan_retries). The window opening in between starts the count again.
+TEST_P(FlowControl, AnOrphanBeforeAShutWindowGivesUpAfterItsProbes_RFC1122_4_2_2_17) {
+  config.max_orphan_probes = 3;
+  first_probe();  // probe 1 (before the close: not counted)
+  app_close();
+  expect_nothing();  // the FIN waits behind the data
+  std::uint64_t wait = 400;
+  for (int k = 0; k < 3; ++k, wait *= 2) {
+    peer_window(0);
+    advance(wait);
+    expect({.seq = iss + 1, .ack = rn + 1, .payload = "a"});
+  }
+  peer_window(0);
+  advance(wait);
+  expect({.control = rst, .seq = iss + 2});  // SND.MAX: past the probes' octet
+  EXPECT_EQ(conn().state(), tcp_state::closed);
+  EXPECT_EQ(conn().error(), std::make_error_code(std::errc::timed_out));
+  EXPECT_EQ(conn().stats().orphans_reset, 1u);
+}
+
+TEST_P(FlowControl, AnOrphansCountStartsAgainWhenTheWindowOpens_RFC1122_4_2_2_17) {
+  config.max_orphan_probes = 2;
+  first_probe();
+  app_close();
+  peer_window(0);
+  advance(400);
+  expect({.seq = iss + 1, .ack = rn + 1, .payload = "a"});  // orphan probe 1
+  send({.seq = rn + 1, .ack = iss + 2, .window = 1});        // the octet taken, the window open
+  send({.seq = rn + 1, .ack = iss + 2, .window = 0});        // and shut again
+  take_emitted();
+  for (std::uint64_t wait : {200, 400}) {
+    advance(wait);
+    expect({.seq = iss + 2, .ack = rn + 1, .payload = "b"});
+    peer_window(0);
+  }
+  EXPECT_EQ(conn().state(), tcp_state::fin_wait_1);
+}
+
 TEST_P(FlowControl, FullReceiveBufferAdvertisesAZeroWindow_RFC9293_3_8_6) { fill_receive_buffer(); }
 
 TEST_P(FlowControl, ZeroWindowProbeIsAnsweredWithoutTakingTheOctet_RFC9293_3_10_7_4) {
