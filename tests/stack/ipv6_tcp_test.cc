@@ -111,13 +111,16 @@ TEST_F(ipv6_input, EachTcpFlowKeepsOneFlowLabel) {
     ASSERT_TRUE(conn.has_value());
     const std::vector<std::byte> data(100, std::byte{'x'});
     ASSERT_TRUE(conn->write(data, now_ns() + 1'000'000'000).has_value());
+    // The data, and its retransmission when a loaded machine stretches the
+    // drain past the loss probe's timer (seen in CI: two segments): each
+    // carries the label.
     std::size_t segments = 0;
     for (const frame& f : drain())
       if (auto t = tcp6_of(f); t && !t->payload().empty()) {
         EXPECT_EQ(label_of(f), label) << "the flow's data";
         ++segments;
       }
-    EXPECT_EQ(segments, 1u);
+    EXPECT_GE(segments, 1u);
     const auto other = syn_from(40002);
     ASSERT_TRUE(other.has_value());
     EXPECT_NE(label_of(*other), label) << "another flow";
