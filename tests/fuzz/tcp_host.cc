@@ -162,7 +162,16 @@ class driver {
     const tcp_segment seg = v->segment();
     if (change && seg.src_port >= first_peer_port && seg.src_port < first_peer_port + peers)
       peers_[seg.src_port - first_peer_port].tainted = true;
+    const std::size_t reopened = host_.reopened();
     host_.input(seg, cfg_, now_, [this](const tcp_segment& out) { sent(out); });
+    // A SYN that ended a TIME-WAIT replaced that peer's connection (RFC
+    // 6191): the one the application held is gone, even when the new one
+    // took its address, which settle()'s comparison would miss.
+    if (host_.reopened() != reopened && seg.src_port >= first_peer_port && seg.src_port < first_peer_port + peers) {
+      peer_state& p = peers_[seg.src_port - first_peer_port];
+      p.app = nullptr;
+      p.last_read.reset();
+    }
   }
 
   void time_step() {
