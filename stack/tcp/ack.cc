@@ -99,6 +99,7 @@ void connection::process_new_ack(const tcp_segment& seg, std::uint64_t now_ns) {
   }
   const std::uint32_t flight = std::uint32_t(snd_max_ - snd_una_);
   snd_una_ = ack;
+  unacked_since_ns_ = now_ns;  // what is still unacknowledged waits from here
   if (snd_nxt_ < snd_una_) snd_nxt_ = snd_una_;
   if (sack_ok_) sb_.advance(snd_una_);
   retransmissions_ = 0;
@@ -210,6 +211,7 @@ void connection::update_send_window(const tcp_segment& seg) {
     timers_.persist = no_deadline;
     persist_backoff_ = 0;
     orphan_probes_ = 0;
+    window_shut_ns_ = no_deadline;
   }
 }
 

@@ -59,6 +59,15 @@ struct connection_config {
   // with none left, a peer answering every probe with a zero window would
   // hold the connection for ever (a connection-table exhaustion).
   unsigned max_orphan_probes = 8;
+  // RFC 9293 3.10.8 USER TIMEOUT (Linux's TCP_USER_TIMEOUT); 0: none.
+  // Otherwise the connection ends with ETIMEDOUT once its oldest
+  // unacknowledged data (or SYN) has waited this long without an ACK that
+  // moves SND.UNA, once its queued data has waited this long before a shut
+  // window (answered probes or not), or once keepalive has probed and
+  // nothing came for this long. For data and keepalive it takes the place of
+  // max_retransmissions and keepalive.count, as on Linux; a handshake ends
+  // at whichever comes first.
+  std::uint64_t user_timeout_ns = 0;
   bool no_delay = false;  // disables Nagle (RFC 1122 4.2.3.4)
   // SO_LINGER: unset = graceful close in the background; 0 = close() sends
   // RST; otherwise a connection not finished that long after close() is reset.

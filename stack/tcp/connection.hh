@@ -391,9 +391,12 @@ class connection {
 
   // timeouts.cc
   void on_retransmit_timeout(std::uint64_t now_ns);
-  void on_persist_timeout();
+  bool retransmissions_exhausted(std::uint64_t now_ns) const;
+  void on_persist_timeout(std::uint64_t now_ns);
   void on_keepalive_timeout(std::uint64_t now_ns);
   bool keepalive_applies() const;
+  std::uint64_t within_user_timeout(std::uint64_t deadline, std::uint64_t since_ns) const;
+  void start_retransmit_timer(std::uint64_t now_ns);
   void restart_retransmit_timer(std::uint64_t now_ns);
   void arm_persist(std::uint64_t now_ns);
   void arm_keepalive();
@@ -493,6 +496,12 @@ class connection {
   std::optional<seq32> rtt_seq_;   // Karn: the one timed segment, when timestamps are off
   std::uint64_t rtt_start_ns_ = 0;
   std::uint64_t last_send_ns_ = 0;
+  // RFC 9293 3.10.8's user timeout counts from these: when the oldest
+  // unacknowledged sequence number began to wait (its first transmission
+  // onto an empty flight, or the last ACK that moved SND.UNA), and when
+  // queued data began to wait before a shut window (none: no_deadline).
+  std::uint64_t unacked_since_ns_ = 0;
+  std::uint64_t window_shut_ns_ = no_deadline;
 
   // Acknowledgement and probe state.
   bool ack_now_ = false;           // an ACK owed before the next segment is read

@@ -40,7 +40,7 @@ void connection::on_timer(std::uint64_t now_ns) {
   }
   if (timers_.persist <= now_ns) {
     timers_.persist = no_deadline;
-    on_persist_timeout();
+    on_persist_timeout(now_ns);
     if (state_ == tcp_state::closed) return;
   }
   if (timers_.keepalive <= now_ns) {
@@ -56,10 +56,7 @@ void connection::on_timer(std::uint64_t now_ns) {
 
 void connection::on_retransmit_timeout(std::uint64_t now_ns) {
   ++stats_.retransmission_timeouts;
-  const unsigned limit = state_ == tcp_state::syn_sent       ? cfg_.max_syn_retransmissions
-                         : state_ == tcp_state::syn_received ? cfg_.max_synack_retransmissions
-                                                             : cfg_.max_retransmissions;
-  if (retransmissions_ >= limit) {
+  if (retransmissions_exhausted(now_ns)) {
     // RFC 1122 4.2.3.5: R2 reached, give up. A passive handshake that never
     // completed ends quietly: no application knows of it. The error is
     // the last soft one an ICMP message gave (RFC 1122 4.2.3.9: host
@@ -106,10 +103,25 @@ void connection::end_time_wait() {
   if (state_ == tcp_state::time_wait) enter_closed({});
 }
 
-void connection::on_persist_timeout() {
+// RFC 1122 4.2.3.5: R2 reached, or with a user timeout (RFC 9293 3.10.8),
+// the oldest unacknowledged data has waited that long. As Linux does, the
+// user timeout takes R2's place for data; a handshake ends at either.
+bool connection::retransmissions_exhausted(std::uint64_t now_ns) const {
+  const bool handshake = state_ == tcp_state::syn_sent || state_ == tcp_state::syn_received;
+  const unsigned limit = state_ == tcp_state::syn_sent       ? cfg_.max_syn_retransmissions
+                         : state_ == tcp_state::syn_received ? cfg_.max_synack_retransmissions
+                                                             : cfg_.max_retransmissions;
+  if (cfg_.user_timeout_ns == 0 || (handshake && retransmissions_ >= limit)) return retransmissions_ >= limit;
+  return now_ns - unacked_since_ns_ >= cfg_.user_timeout_ns;
+}
+
+void connection::on_persist_timeout(std::uint64_t now_ns) {
   // RFC 1122 4.2.2.17: never give up while the peer answers the probes;
-  // give up when it stops answering.
-  if (++persist_unanswered_ > cfg_.max_retransmissions) {
+  // give up when it stops answering. With a user timeout (RFC 9293
+  // 3.10.8), queued data that has waited that long before the shut window
+  // ends the connection, answered or not (Linux's tcp_probe_timer).
+  const bool user_timeout = cfg_.user_timeout_ns != 0 && now_ns - window_shut_ns_ >= cfg_.user_timeout_ns;
+  if (++persist_unanswered_ > cfg_.max_retransmissions || user_timeout) {
     enter_closed(std::make_error_code(std::errc::timed_out));
     return;
   }
@@ -132,8 +144,13 @@ void connection::on_keepalive_timeout(std::uint64_t now_ns) {
     timers_.keepalive = now_ns + cfg_.keepalive.idle_ns;
     return;
   }
-  if (keepalive_probes_ >= cfg_.keepalive.count) {
-    // RFC 1122 4.2.3.6: the peer is gone. Reset, as Linux does.
+  // RFC 1122 4.2.3.6: the peer is gone after `count` unanswered probes,
+  // or with a user timeout, once a probe went out and nothing came for
+  // that long (Linux's tcp_keepalive_timer). Reset, as Linux does.
+  const bool gone = cfg_.user_timeout_ns != 0
+                        ? keepalive_probes_ > 0 && now_ns - last_rx_ns_ >= cfg_.user_timeout_ns
+                        : keepalive_probes_ >= cfg_.keepalive.count;
+  if (gone) {
     rst_pending_ = true;
     enter_closed(std::make_error_code(std::errc::timed_out));
     return;
@@ -147,7 +164,24 @@ bool connection::keepalive_applies() const {
   return cfg_.keepalive.enabled && (state_ == tcp_state::established || state_ == tcp_state::close_wait);
 }
 
-void connection::restart_retransmit_timer(std::uint64_t now_ns) { timers_.retransmit = now_ns + rto_.rto_ns(); }
+// RFC 9293 3.10.8: a user timeout expires on time, not at the next
+// backed-off timeout after it (Linux's tcp_clamp_rto_to_user_timeout).
+std::uint64_t connection::within_user_timeout(std::uint64_t deadline, std::uint64_t since_ns) const {
+  if (cfg_.user_timeout_ns == 0) return deadline;
+  return std::min(deadline, since_ns + cfg_.user_timeout_ns);
+}
+
+void connection::restart_retransmit_timer(std::uint64_t now_ns) {
+  timers_.retransmit = within_user_timeout(now_ns + rto_.rto_ns(), unacked_since_ns_);
+}
+
+// RFC 6298 5.1: the timer starts when data leaves and it is not running;
+// the oldest unacknowledged data starts to wait then.
+void connection::start_retransmit_timer(std::uint64_t now_ns) {
+  if (timers_.retransmit != no_deadline) return;
+  unacked_since_ns_ = now_ns;
+  restart_retransmit_timer(now_ns);
+}
 
 // RFC 9293 3.8.6.1: the first probe after one RTO, then exponentially
 // further apart, bounded by the RTO's maximum.
@@ -155,7 +189,8 @@ void connection::arm_persist(std::uint64_t now_ns) {
   const std::uint64_t max = cfg_.rto.max_ns;
   std::uint64_t interval = rto_.rto_ns();
   for (unsigned i = 0; i < persist_backoff_ && interval < max; ++i) interval *= 2;
-  timers_.persist = now_ns + std::min(interval, max);
+  if (window_shut_ns_ == no_deadline) window_shut_ns_ = now_ns;
+  timers_.persist = within_user_timeout(now_ns + std::min(interval, max), window_shut_ns_);
 }
 
 // RFC 1122 4.2.3.6: the first probe after `idle` without a segment received.

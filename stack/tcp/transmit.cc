@@ -54,7 +54,7 @@ void connection::output_syn(std::uint64_t now_ns, segment_sink sink) {
   snd_nxt_ = iss_ + 1;
   snd_max_ = snd_nxt_;
   emit(syn, sink);
-  if (timers_.retransmit == no_deadline) restart_retransmit_timer(now_ns);
+  start_retransmit_timer(now_ns);
 }
 
 void connection::output_data(std::uint64_t now_ns, segment_sink sink) {
@@ -158,7 +158,7 @@ void connection::send_data_segment(seq32 seq, std::uint32_t len, bool fin, std::
   emit(seg, sink);
   // RFC 6298 5.1: start the timer if it is not running; data in flight
   // makes the persist timer moot.
-  if (timers_.retransmit == no_deadline) restart_retransmit_timer(now_ns);
+  start_retransmit_timer(now_ns);
   timers_.persist = no_deadline;
 }
 
