@@ -3,6 +3,8 @@
 // implement it: drivers/uring directly, and stack/ on top of the DPDK ports.
 
 #include <atomic>
+#include <climits>
+#include <cstdint>
 
 #include <fmt/format.h>
 
@@ -15,6 +17,16 @@ namespace {
 std::atomic<detail::backend*> installed{nullptr};
 
 std::unexpected<std::error_code> not_open() { return std::unexpected(std::make_error_code(std::errc::bad_file_descriptor)); }
+
+// The ranges Linux's setsockopt takes (tcp_sock_set_keepidle and its
+// kin, TCP_USER_TIMEOUT): one rule for both backends, so a program does
+// not succeed on one and fail on the other. Zero is the default.
+bool valid(const stream_options& o) {
+  constexpr std::int64_t max_keepalive_s = 32767;  // Linux's MAX_TCP_KEEPIDLE, MAX_TCP_KEEPINTVL
+  const auto in = [](std::int64_t v, std::int64_t max) { return v >= 0 && v <= max; };
+  return in(o.keepalive_idle.count(), max_keepalive_s) && in(o.keepalive_interval.count(), max_keepalive_s) &&
+         o.keepalive_count <= 127 && in(o.user_timeout.count(), INT_MAX);
+}
 }  // namespace
 
 namespace detail {
@@ -196,6 +208,7 @@ std::expected<tcp_listener, std::error_code> listen(const listen_options& opts) 
   const affine::detail::no_preempt guard;
   detail::backend* b = detail::current_backend();
   if (b == nullptr) return std::unexpected(std::make_error_code(std::errc::network_down));
+  if (!valid(opts.accepted)) return std::unexpected(std::make_error_code(std::errc::invalid_argument));
   auto l = b->listen(opts);
   if (!l) return std::unexpected(l.error());
   return tcp_listener(std::move(*l));
@@ -205,6 +218,7 @@ std::expected<tcp_stream, std::error_code> connect(endpoint to, deadline deadlin
   const affine::detail::no_preempt guard;
   detail::backend* b = detail::current_backend();
   if (b == nullptr) return std::unexpected(std::make_error_code(std::errc::network_down));
+  if (!valid(opts)) return std::unexpected(std::make_error_code(std::errc::invalid_argument));
   auto s = b->connect(to, deadline_ns, opts);
   if (!s) return std::unexpected(s.error());
   return tcp_stream(std::move(*s));

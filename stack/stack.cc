@@ -172,6 +172,11 @@ tcp::connection_config stack::connection_config(const net::stream_options& opts,
   c.global_challenge_budget = &challenge_budget_;
   c.no_delay = opts.no_delay;
   c.keepalive.enabled = opts.keepalive;
+  const auto ns = [](auto d) { return std::uint64_t(std::chrono::nanoseconds(d).count()); };
+  if (opts.keepalive_idle.count() > 0) c.keepalive.idle_ns = ns(opts.keepalive_idle);
+  if (opts.keepalive_interval.count() > 0) c.keepalive.interval_ns = ns(opts.keepalive_interval);
+  if (opts.keepalive_count > 0) c.keepalive.count = opts.keepalive_count;
+  if (opts.user_timeout.count() > 0) c.user_timeout_ns = ns(opts.user_timeout);
   switch (opts.congestion) {
     case net::congestion_control::configured: break;
     case net::congestion_control::cubic: c.congestion = tcp::congestion_algorithm::cubic; break;

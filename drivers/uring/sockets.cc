@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string_view>
+#include <utility>
 
 namespace affine::drivers::uring {
 
@@ -76,6 +77,13 @@ std::expected<void, std::error_code> set_flags(int fd, const net::stream_options
     if (auto r = set_option(fd, IPPROTO_TCP, TCP_NODELAY, 1); !r) return r;
   if (opts.keepalive)
     if (auto r = set_option(fd, SOL_SOCKET, SO_KEEPALIVE, 1); !r) return r;
+  // Zero leaves the kernel's own default (its sysctls), as net.hh says.
+  for (const auto& [name, value] : {std::pair{TCP_KEEPIDLE, opts.keepalive_idle.count()},
+                                   std::pair{TCP_KEEPINTVL, opts.keepalive_interval.count()},
+                                   std::pair{TCP_KEEPCNT, std::int64_t(opts.keepalive_count)},
+                                   std::pair{TCP_USER_TIMEOUT, opts.user_timeout.count()}})
+    if (value > 0)
+      if (auto r = set_option(fd, IPPROTO_TCP, name, int(value)); !r) return r;
   if (opts.congestion != net::congestion_control::configured) {
     const std::string_view name = opts.congestion == net::congestion_control::cubic ? "cubic" : "reno";
     if (::setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name.data(), socklen_t(name.size())) != 0) return failure(errno);

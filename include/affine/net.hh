@@ -35,6 +35,23 @@ enum class congestion_control : std::uint8_t { configured, cubic, newreno };
 struct stream_options {
   bool no_delay = false;   // disable Nagle
   bool keepalive = false;
+  // Keepalive's timing (RFC 1122 4.2.3.6; Linux's TCP_KEEPIDLE,
+  // TCP_KEEPINTVL, TCP_KEEPCNT): the silence before the first probe, the
+  // wait between unanswered probes, and how many go unanswered before the
+  // connection ends with ETIMEDOUT. Zero: the backend's default (the
+  // userspace stack's, as Linux's: 2 hours, 75 s, 9 probes). Taken as
+  // Linux takes them: idle and interval 1 to 32767 s, count 1 to 127; a
+  // value outside fails connect() and listen() with invalid_argument.
+  std::chrono::seconds keepalive_idle{0};
+  std::chrono::seconds keepalive_interval{0};
+  unsigned keepalive_count = 0;
+  // The user timeout (RFC 9293 3.10.8; Linux's TCP_USER_TIMEOUT): the
+  // connection ends with ETIMEDOUT once sent data has waited this long for
+  // an acknowledgment that moves on, once queued data has waited this long
+  // before a shut window, or, with keepalive, once a probe went out and
+  // nothing came for this long. It replaces the retransmission count (15,
+  // minutes) and keepalive_count. Zero: none. At most INT_MAX ms.
+  std::chrono::milliseconds user_timeout{0};
   congestion_control congestion = congestion_control::configured;
   std::size_t send_buffer = 0;     // bytes; 0 = the backend's default
   std::size_t receive_buffer = 0;

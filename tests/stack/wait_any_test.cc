@@ -1,6 +1,7 @@
 // net::wait_any on the userspace stack (issue 5 item 8), and the
 // cancellation of every socket call (tests/net/cancel_cases.hh) and zero-copy
-// I/O (tests/net/zero_copy_cases.hh): the suites of
+// I/O (tests/net/zero_copy_cases.hh) and the user timeout
+// (tests/net/timeout_cases.hh): the suites of
 // tests/net/wait_any_cases.hh between two stacks on the in-process wire,
 // the waiter's sockets on a (RX on core 0), their peers on b (RX on the
 // last core). Teardown checks that no connection, ring buffer or UDP socket
@@ -15,6 +16,7 @@
 
 #include "stack/udp_socket.hh"
 #include "tests/net/cancel_cases.hh"
+#include "tests/net/timeout_cases.hh"
 #include "tests/net/zero_copy_cases.hh"
 #include "tests/net/wait_any_cases.hh"
 #include "tests/stack/two_stacks.hh"
@@ -54,3 +56,7 @@ INSTANTIATE_TYPED_TEST_SUITE_P(stack, cancel_on, ::testing::Types<stack::two_sta
 namespace affine::test::zero_copy_cases {
 INSTANTIATE_TYPED_TEST_SUITE_P(stack, zero_copy_on, ::testing::Types<stack::two_stacks_ends>);
 }  // namespace affine::test::zero_copy_cases
+
+namespace affine::test::timeout_cases {
+INSTANTIATE_TYPED_TEST_SUITE_P(stack, timeout_on, ::testing::Types<stack::two_stacks_ends>);
+}  // namespace affine::test::timeout_cases

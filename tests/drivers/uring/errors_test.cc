@@ -2,6 +2,8 @@
 // socket API reports them (std::error_code, never a crash or a hang).
 
 #include <atomic>
+#include <chrono>
+#include <climits>
 #include <cstring>
 #include <future>
 #include <thread>
@@ -192,6 +194,37 @@ TEST_F(uring_errors, CloseCancelsAReadInFlight) {
     EXPECT_EQ(got, std::errc::operation_canceled) << got.message();
   });
   done.set_value();
+  peer.join();
+}
+
+// stream_options outside the ranges Linux's setsockopt takes fail connect()
+// and listen() with invalid_argument before anything is sent, on every
+// backend alike (net_api.cc checks them); the bounds themselves are taken,
+// by the kernel here too.
+TEST_F(uring_errors, StreamOptionsOutOfRangeAreInvalidArguments) {
+  using namespace std::chrono_literals;
+  auto listener = kernel_socket::listen_any();
+  ASSERT_TRUE(listener.valid());
+  std::thread peer([&] { kernel_socket s = listener.accept_one(); });
+  rt_->run([&] {
+    const net::stream_options bad[] = {{.keepalive_idle = 32768s}, {.keepalive_interval = -1s},
+                                       {.keepalive_count = 128}, {.user_timeout = -1ms}};
+    for (const net::stream_options& o : bad) {
+      auto s = net::connect({net::loopback, listener.port()}, in_10s(), o);
+      ASSERT_FALSE(s.has_value());
+      EXPECT_EQ(s.error(), std::make_error_code(std::errc::invalid_argument));
+      auto l = net::listen({.local = {net::loopback, 0}, .accepted = o});
+      ASSERT_FALSE(l.has_value());
+      EXPECT_EQ(l.error(), std::make_error_code(std::errc::invalid_argument));
+    }
+    const net::stream_options edge{.keepalive = true,
+                                   .keepalive_idle = 32767s,
+                                   .keepalive_interval = 32767s,
+                                   .keepalive_count = 127,
+                                   .user_timeout = std::chrono::milliseconds(INT_MAX)};
+    auto s = net::connect({net::loopback, listener.port()}, in_10s(), edge);
+    EXPECT_TRUE(s.has_value()) << s.error().message();
+  });
   peer.join();
 }
 

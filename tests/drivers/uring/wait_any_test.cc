@@ -1,6 +1,7 @@
 // net::wait_any on the uring backend (issue 5 item 8), and the cancellation
 // of every socket call (tests/net/cancel_cases.hh) and zero-copy I/O
-// (tests/net/zero_copy_cases.hh): the suites of
+// (tests/net/zero_copy_cases.hh) and the user timeout
+// (tests/net/timeout_cases.hh): the suites of
 // tests/net/wait_any_cases.hh on kernel sockets over loopback, both ends
 // through the backend. Teardown checks that no fiber, timer or file
 // descriptor is left (uring_fixture.hh).
@@ -15,6 +16,7 @@
 #include "drivers/net_backend.hh"
 #include "tests/drivers/uring/uring_fixture.hh"
 #include "tests/net/cancel_cases.hh"
+#include "tests/net/timeout_cases.hh"
 #include "tests/net/zero_copy_cases.hh"
 #include "tests/net/wait_any_cases.hh"
 
@@ -45,4 +47,8 @@ INSTANTIATE_TYPED_TEST_SUITE_P(uring, cancel_on, ::testing::Types<loopback_ends>
 namespace zero_copy_cases {
 INSTANTIATE_TYPED_TEST_SUITE_P(uring, zero_copy_on, ::testing::Types<loopback_ends>);
 }  // namespace zero_copy_cases
+
+namespace timeout_cases {
+INSTANTIATE_TYPED_TEST_SUITE_P(uring, timeout_on, ::testing::Types<loopback_ends>);
+}  // namespace timeout_cases
 }  // namespace affine::test
