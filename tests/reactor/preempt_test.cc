@@ -535,6 +535,9 @@ TEST_F(preempt_test, APreemptedFiberThatMovesToAnotherCoreFinishesCorrectly) {
   SKIP_UNDER_TSAN();
   // A 2 ms quantum: X waits in the queue long enough for a sleeping core to
   // wake and take it (the kick is sent at most once per balance interval).
+  // One fiber waiting is enough at every level: the two cores may not share
+  // an LLC (a VM's vCPUs on two AMD CCXs), where the default asks for two.
+  policy_.steal_min_imbalance = {2, 2, 2};
   start_preempting(2000, /*steal=*/true);
   std::atomic<bool> stop{false};
   watchdog dog(stop, std::chrono::seconds(60));
