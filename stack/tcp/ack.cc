@@ -70,7 +70,7 @@ connection::step_result connection::check_ack(const tcp_segment& seg, std::uint6
       // "If our FIN is now acknowledged, delete the TCB, enter the CLOSED
       // state, and return."
       if (fin_acked()) {
-        enter_closed({});
+        enter_closed({}, end_reason::orderly);
         return input_result{};
       }
       break;

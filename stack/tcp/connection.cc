@@ -80,12 +80,13 @@ std::string connection::describe(std::uint64_t now_ns) const {
     return d == no_deadline ? "-" : fmt::format("{}ms", std::int64_t(d - now_ns) / 1'000'000);
   };
   return fmt::format(
-      "{} iss={} snd.una=+{} snd.nxt=+{} snd.max=+{} snd.wnd={} queued={} irs={} rcv.nxt=+{} rcv.adv=+{} "
+      "{}{}{} iss={} snd.una=+{} snd.nxt=+{} snd.max=+{} snd.wnd={} queued={} irs={} rcv.nxt=+{} rcv.adv=+{} "
       "rcv.buf={} ooo={} cc={} cwnd={} ssthresh={} dupacks={} recovery={} rto={}ms retrans={} timers[rtx={} "
       "persist={} dack={} ka={} close={} reo={} tlp={}] sent_log={} lost={} rack[rtt={}us reo_wnd={}us reord={}] "
       "stats[sent={} rexmit={} rtos={} fast={} sack_recoveries={} dsacks={} dsacks_sent={} rack_lost={} lost_rexmits={} "
       "reo_timeouts={} tlps={} undos={} ecn={} ce={} ece={} ecn_cuts={}]",
-      to_string(state_), iss_.raw(), snd_una_ - iss_, snd_nxt_ - iss_, snd_max_ - iss_, snd_wnd_, snd_buf_.size(),
+      to_string(state_), end_ == end_reason::open ? "" : " end=", end_ == end_reason::open ? "" : to_string(end_),
+      iss_.raw(), snd_una_ - iss_, snd_nxt_ - iss_, snd_max_ - iss_, snd_wnd_, snd_buf_.size(),
       irs_.raw(), rcv_nxt_ - irs_, rcv_adv_ - irs_, rcv_buf_.size(), ooo_.range_count(), cc_->name(), cc_->cwnd(),
       cc_->ssthresh(), dup_acks_, in_recovery_, rto_.rto_ns() / 1'000'000, retransmissions_, in(timers_.retransmit),
       in(timers_.persist), in(timers_.delayed_ack), in(timers_.keepalive), in(timers_.close), in(timers_.reorder),
@@ -156,7 +157,7 @@ void connection::flush_buffers() {
   ooo_fin_.reset();
 }
 
-void connection::enter_closed(std::error_code err) {
+void connection::enter_closed(std::error_code err, end_reason why) {
   // RFC 9293 3.10.7.4 second: a reset flushes the segment queues; a normal
   // close leaves the received data to be read.
   if (err) {
@@ -164,6 +165,7 @@ void connection::enter_closed(std::error_code err) {
     flush_buffers();
   }
   state_ = tcp_state::closed;
+  end_ = why;
   timers_ = timers{};
   ack_now_ = ack_due_ = retransmit_head_ = persist_probe_due_ = keepalive_probe_due_ = loss_probe_due_ = false;
   events_.add(event::closed);

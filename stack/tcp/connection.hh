@@ -161,7 +161,7 @@ class connection {
   std::size_t writable() const;
   void shutdown_write();               // FIN after the queued data (RFC 9293 3.10.4)
   void close(std::uint64_t now_ns);    // shutdown_write(), and the application reads no more
-  void abort();                        // RFC 9293 3.10.5: RST, CLOSED
+  void abort();                        // RFC 9293 3.10.5: RST, CLOSED (end_reason::aborted)
   // TIME-WAIT ends now, quietly (the stack's bound on TIME-WAIT was hit,
   // or a SYN reopens the connection).
   void end_time_wait();
@@ -188,6 +188,7 @@ class connection {
 
   tcp_state state() const { return state_; }
   std::error_code error() const { return error_; }
+  end_reason end() const { return end_; }  // why it reached CLOSED; `open` before
   bool eof() const { return fin_received_ && rcv_buf_.empty(); }  // the peer's FIN is consumed
   // Whether output() must run before the next segment is read: an ACK that
   // may not wait (out-of-order data, a filled gap, a FIN, an unacceptable
@@ -269,8 +270,9 @@ class connection {
   // connection.cc: state changes.
   void enter_established(std::uint64_t now_ns);
   void enter_time_wait(std::uint64_t now_ns);
-  void enter_closed(std::error_code err);
+  void enter_closed(std::error_code err, end_reason why);
   void flush_buffers();
+  void abort_with(end_reason why);  // abort(), for the reason given
   bool writable_state() const;
   bool syn_acked() const { return snd_una_ != iss_; }
   bool fin_acked() const;
@@ -391,7 +393,7 @@ class connection {
 
   // timeouts.cc
   void on_retransmit_timeout(std::uint64_t now_ns);
-  bool retransmissions_exhausted(std::uint64_t now_ns) const;
+  end_reason retransmissions_end(std::uint64_t now_ns) const;
   void on_persist_timeout(std::uint64_t now_ns);
   void on_keepalive_timeout(std::uint64_t now_ns);
   bool keepalive_applies() const;
@@ -523,6 +525,7 @@ class connection {
   std::error_code soft_error_;
   std::uint32_t path_mss_ = UINT32_MAX;  // RFC 1191: what the path MTU leaves for a segment (icmp.cc)
   event_set events_;
+  end_reason end_ = end_reason::open;
   bool user_closed_ = false;  // close(): the application reads no more
   bool rst_pending_ = false;  // abort(): RST on the next output
 

@@ -16,7 +16,7 @@ connection::input_result connection::syn_sent_arrives(const tcp_segment& seg, st
   // rule as RFC 5961 3.2 for this state): "connection reset", CLOSED.
   if (seg.control == tcp_control::rst) {
     if (!seg.ack) return {std::nullopt, drop_reason::rst_unacceptable};
-    enter_closed(std::make_error_code(std::errc::connection_refused));
+    enter_closed(std::make_error_code(std::errc::connection_refused), end_reason::refused);
     return {};
   }
   // Fifth: "If neither of the SYN or RST bits is set, then drop the segment".

@@ -61,7 +61,7 @@ bool connection::on_icmp(icmp_error e, seq32 quoted_seq, std::uint32_t path_mtu,
       // RFC 1122 4.2.3.9: hard errors; RFC 5461: they end a connection
       // attempt, and only that (an established one takes them as soft).
       if (state_ == tcp_state::syn_sent) {
-        enter_closed(std::make_error_code(std::errc::connection_refused));
+        enter_closed(std::make_error_code(std::errc::connection_refused), end_reason::refused);
         return true;
       }
       soft_error_ = std::make_error_code(std::errc::connection_refused);

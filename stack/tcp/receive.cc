@@ -17,7 +17,7 @@ connection::step_result connection::process_data(const tcp_segment& seg, const i
     return std::nullopt;
   if (user_closed_) {
     // RFC 1122 4.2.2.13: data for an application that closed is lost: RST.
-    enter_closed({});
+    enter_closed({}, end_reason::data_after_close);
     return input_result{reset_for(seg), drop_reason::data_after_close};
   }
   const std::uint32_t offset = std::uint32_t(in.seq - rcv_nxt_);

@@ -146,16 +146,19 @@ connection::step_result connection::check_rst(const tcp_segment& seg, std::uint6
     case tcp_state::syn_received:
       // Passive: "return this connection to LISTEN": the listener still
       // listens, this connection just ends. Active: "connection refused".
-      enter_closed(passive_ ? std::error_code{} : std::make_error_code(std::errc::connection_refused));
+      if (passive_)
+        enter_closed({}, end_reason::handshake_failed);
+      else
+        enter_closed(std::make_error_code(std::errc::connection_refused), end_reason::refused);
       break;
     case tcp_state::established:
     case tcp_state::fin_wait_1:
     case tcp_state::fin_wait_2:
     case tcp_state::close_wait:
-      enter_closed(std::make_error_code(std::errc::connection_reset));
+      enter_closed(std::make_error_code(std::errc::connection_reset), end_reason::reset_received);
       break;
     default:  // CLOSING, LAST-ACK, TIME-WAIT: the application has closed.
-      enter_closed({});
+      enter_closed({}, end_reason::reset_received);
       break;
   }
   return input_result{};
@@ -168,7 +171,7 @@ connection::step_result connection::check_rst(const tcp_segment& seg, std::uint6
 connection::step_result connection::check_syn(const incoming& in, std::uint64_t now_ns) {
   if (!in.syn) return std::nullopt;
   if (state_ == tcp_state::syn_received && passive_) {
-    enter_closed({});
+    enter_closed({}, end_reason::handshake_failed);
     return input_result{std::nullopt, drop_reason::syn_in_window};
   }
   return input_result{challenge_ack(now_ns), drop_reason::syn_challenged};

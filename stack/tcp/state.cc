@@ -19,6 +19,27 @@ std::string_view to_string(tcp_state s) {
   return "?";
 }
 
+std::string_view to_string(end_reason r) {
+  switch (r) {
+    case end_reason::open: return "open";
+    case end_reason::orderly: return "orderly";
+    case end_reason::handshake_failed: return "handshake_failed";
+    case end_reason::refused: return "refused";
+    case end_reason::reset_received: return "reset_received";
+    case end_reason::aborted: return "aborted";
+    case end_reason::unread_data: return "unread_data";
+    case end_reason::data_after_close: return "data_after_close";
+    case end_reason::linger: return "linger";
+    case end_reason::retransmissions: return "retransmissions";
+    case end_reason::user_timeout: return "user_timeout";
+    case end_reason::persist: return "persist";
+    case end_reason::orphan_probes: return "orphan_probes";
+    case end_reason::keepalive: return "keepalive";
+    case end_reason::fin_wait_2: return "fin_wait_2";
+  }
+  return "?";
+}
+
 std::string_view to_string(drop_reason r) {
   switch (r) {
     case drop_reason::none: return "none";

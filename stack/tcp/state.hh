@@ -1,8 +1,9 @@
 #pragma once
 // The words a TCP connection reports in: its state (RFC 9293 3.3.2), why a
-// segment was dropped (the stack counts drops by name), and the events that
-// wake fibers.
+// segment was dropped (the stack counts drops by name), why it ended (the
+// stack counts ends by name too), and the events that wake fibers.
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -52,6 +53,29 @@ enum class drop_reason : std::uint8_t {
 };
 
 std::string_view to_string(drop_reason r);
+
+// Why a connection reached CLOSED, as Linux counts it (its TCPAbortOn*,
+// EstabResets and AttemptFails), one reason each; `open` until then.
+enum class end_reason : std::uint8_t {
+  open,
+  orderly,           // both FINs (LAST-ACK, TIME-WAIT over), or closed before the SYN was answered
+  handshake_failed,  // a passive SYN-RECEIVED ended: RST, SYN, or its SYN-ACKs unanswered
+  refused,           // an active open met a RST or a hard ICMP error (ECONNREFUSED)
+  reset_received,    // the peer's RST ended a synchronized connection (ECONNRESET)
+  aborted,           // abort() (RFC 9293 3.10.5)
+  unread_data,       // close() with received data unread: RST (RFC 1122 4.2.2.13; TCPAbortOnClose)
+  data_after_close,  // data came after close(): RST (RFC 1122 4.2.2.13; TCPAbortOnData)
+  linger,            // SO_LINGER ran out after close(): RST (TCPAbortOnLinger)
+  retransmissions,   // R2 reached, SYN or data (RFC 1122 4.2.3.5; ETIMEDOUT)
+  user_timeout,      // RFC 9293 3.10.8 (ETIMEDOUT)
+  persist,           // zero-window probes unanswered (RFC 1122 4.2.2.17; ETIMEDOUT)
+  orphan_probes,     // an orphan before a shut window, past max_orphan_probes: RST
+  keepalive,         // keepalive probes unanswered (RFC 1122 4.2.3.6): RST
+  fin_wait_2,        // FIN-WAIT-2 after close() ran out (Linux's tcp_fin_timeout)
+};
+inline constexpr std::size_t end_reason_count = std::size_t(end_reason::fin_wait_2) + 1;
+
+std::string_view to_string(end_reason r);
 
 // What changed, for whoever wakes fibers: read with connection::take_events().
 enum class event : std::uint8_t {

@@ -17,12 +17,12 @@ std::uint64_t connection::next_deadline() const {
 void connection::on_timer(std::uint64_t now_ns) {
   if (timers_.linger <= now_ns) {
     // SO_LINGER: not finished in time after close(): reset.
-    abort();
+    abort_with(end_reason::linger);
     return;
   }
   if (timers_.close <= now_ns) {
     // TIME-WAIT's 2 MSL, or FIN-WAIT-2 after close(): the connection ends.
-    enter_closed({});
+    enter_closed({}, state_ == tcp_state::time_wait ? end_reason::orderly : end_reason::fin_wait_2);
     return;
   }
   if (timers_.retransmit <= now_ns) {
@@ -56,7 +56,7 @@ void connection::on_timer(std::uint64_t now_ns) {
 
 void connection::on_retransmit_timeout(std::uint64_t now_ns) {
   ++stats_.retransmission_timeouts;
-  if (retransmissions_exhausted(now_ns)) {
+  if (const end_reason why = retransmissions_end(now_ns); why != end_reason::open) {
     // RFC 1122 4.2.3.5: R2 reached, give up. A passive handshake that never
     // completed ends quietly: no application knows of it. The error is
     // the last soft one an ICMP message gave (RFC 1122 4.2.3.9: host
@@ -64,7 +64,8 @@ void connection::on_retransmit_timeout(std::uint64_t now_ns) {
     const bool quiet = passive_ && state_ == tcp_state::syn_received;
     enter_closed(quiet         ? std::error_code{}
                  : soft_error_ ? soft_error_
-                               : std::make_error_code(std::errc::timed_out));
+                               : std::make_error_code(std::errc::timed_out),
+                 quiet ? end_reason::handshake_failed : why);
     return;
   }
   ++retransmissions_;
@@ -100,19 +101,22 @@ void connection::on_retransmit_timeout(std::uint64_t now_ns) {
 }
 
 void connection::end_time_wait() {
-  if (state_ == tcp_state::time_wait) enter_closed({});
+  if (state_ == tcp_state::time_wait) enter_closed({}, end_reason::orderly);
 }
 
-// RFC 1122 4.2.3.5: R2 reached, or with a user timeout (RFC 9293 3.10.8),
-// the oldest unacknowledged data has waited that long. As Linux does, the
-// user timeout takes R2's place for data; a handshake ends at either.
-bool connection::retransmissions_exhausted(std::uint64_t now_ns) const {
+// Whether a retransmission timeout ends the connection, and why (`open`:
+// it does not): RFC 1122 4.2.3.5's R2 reached, or with a user timeout
+// (RFC 9293 3.10.8), the oldest unacknowledged data has waited that long.
+// As Linux does, the user timeout takes R2's place for data; a handshake
+// ends at either.
+end_reason connection::retransmissions_end(std::uint64_t now_ns) const {
   const bool handshake = state_ == tcp_state::syn_sent || state_ == tcp_state::syn_received;
   const unsigned limit = state_ == tcp_state::syn_sent       ? cfg_.max_syn_retransmissions
                          : state_ == tcp_state::syn_received ? cfg_.max_synack_retransmissions
                                                              : cfg_.max_retransmissions;
-  if (cfg_.user_timeout_ns == 0 || (handshake && retransmissions_ >= limit)) return retransmissions_ >= limit;
-  return now_ns - unacked_since_ns_ >= cfg_.user_timeout_ns;
+  if (cfg_.user_timeout_ns == 0 || (handshake && retransmissions_ >= limit))
+    return retransmissions_ >= limit ? end_reason::retransmissions : end_reason::open;
+  return now_ns - unacked_since_ns_ >= cfg_.user_timeout_ns ? end_reason::user_timeout : end_reason::open;
 }
 
 void connection::on_persist_timeout(std::uint64_t now_ns) {
@@ -122,7 +126,7 @@ void connection::on_persist_timeout(std::uint64_t now_ns) {
   // ends the connection, answered or not (Linux's tcp_probe_timer).
   const bool user_timeout = cfg_.user_timeout_ns != 0 && now_ns - window_shut_ns_ >= cfg_.user_timeout_ns;
   if (++persist_unanswered_ > cfg_.max_retransmissions || user_timeout) {
-    enter_closed(std::make_error_code(std::errc::timed_out));
+    enter_closed(std::make_error_code(std::errc::timed_out), user_timeout ? end_reason::user_timeout : end_reason::persist);
     return;
   }
   // But an orphan has no application to wait for: it gives up after
@@ -131,7 +135,7 @@ void connection::on_persist_timeout(std::uint64_t now_ns) {
   if (user_closed_ && ++orphan_probes_ > cfg_.max_orphan_probes) {
     ++stats_.orphans_reset;
     rst_pending_ = true;
-    enter_closed(std::make_error_code(std::errc::timed_out));
+    enter_closed(std::make_error_code(std::errc::timed_out), end_reason::orphan_probes);
     return;
   }
   persist_probe_due_ = true;
@@ -152,7 +156,8 @@ void connection::on_keepalive_timeout(std::uint64_t now_ns) {
                         : keepalive_probes_ >= cfg_.keepalive.count;
   if (gone) {
     rst_pending_ = true;
-    enter_closed(std::make_error_code(std::errc::timed_out));
+    enter_closed(std::make_error_code(std::errc::timed_out),
+                 cfg_.user_timeout_ns != 0 ? end_reason::user_timeout : end_reason::keepalive);
     return;
   }
   ++keepalive_probes_;

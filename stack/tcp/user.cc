@@ -72,12 +72,12 @@ void connection::close(std::uint64_t now_ns) {
   // RFC 1122 4.2.2.13: closing with received data unread loses it: RST.
   // SO_LINGER with a zero timeout asks for the same.
   if (!rcv_buf_.empty() || cfg_.linger_ns == std::uint64_t{0}) {
-    abort();
+    abort_with(rcv_buf_.empty() ? end_reason::aborted : end_reason::unread_data);
     return;
   }
   if (state_ == tcp_state::syn_sent) {
     // RFC 9293 3.10.4 SYN-SENT: "Delete the TCB".
-    enter_closed({});
+    enter_closed({}, end_reason::orderly);
     return;
   }
   shutdown_write();
@@ -85,7 +85,9 @@ void connection::close(std::uint64_t now_ns) {
   if (cfg_.linger_ns && state_ != tcp_state::time_wait) timers_.linger = now_ns + *cfg_.linger_ns;
 }
 
-void connection::abort() {
+void connection::abort() { abort_with(end_reason::aborted); }
+
+void connection::abort_with(end_reason why) {
   // RFC 9293 3.10.5 ABORT: RST where the peer has a connection to reset;
   // queues flushed; CLOSED.
   switch (state_) {
@@ -100,7 +102,7 @@ void connection::abort() {
       break;
   }
   flush_buffers();
-  if (state_ != tcp_state::closed) enter_closed({});
+  if (state_ != tcp_state::closed) enter_closed({}, why);
 }
 
 }  // namespace affine::stack::tcp

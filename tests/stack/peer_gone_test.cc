@@ -1,7 +1,8 @@
 // A peer that vanishes (the link cut both ways: a pulled cable, a host
 // gone): the stream options that bound how long a connection waits for it
-// reach the connection and end it with ETIMEDOUT, between two stacks on
-// the in-process wire, through the backend's socket API. Without them the
+// reach the connection and end it with ETIMEDOUT, counted by why
+// (tcp.ended.*), between two stacks on the in-process wire, through the
+// backend's socket API. Without them the
 // wait is two hours of keepalive silence, or 15 retransmissions (about 9
 // minutes) for data.
 
@@ -24,8 +25,10 @@ class peer_gone : public testing::two_stacks {
   void SetUp() override { start(); }
 
   // A connection from a to b with `opts` on a's side, then the link cut;
-  // `body` gets a's stream. b's stream is held until the end.
-  void connected_then_cut(const net::stream_options& opts, const std::function<void(net::tcp_stream&)>& body) {
+  // `body` gets a's stream. b's stream is held until the end. Then a's
+  // counters must say the connection ended for `why`, and only that.
+  void connected_then_cut(const net::stream_options& opts, tcp::end_reason why,
+                          const std::function<void(net::tcp_stream&)>& body) {
     drivers::wire::link_config lc;
     lc.clock = drivers::wire::clock_kind::monotonic;
     run(lc, [&](stack& a, stack& b) {
@@ -43,6 +46,12 @@ class peer_gone : public testing::two_stacks {
       for (auto side : {drivers::wire::side::a, drivers::wire::side::b})
         ASSERT_TRUE(link_->set_impairments(side, cut).has_value());
       body(near);
+      std::array<std::uint64_t, tcp::end_reason_count> ended{};
+      for (unsigned core = 0; core < a.cores(); ++core)
+        for (std::size_t r = 0; r < ended.size(); ++r)
+          ended[r] += a.counters(core).tcp_ended[r].load(std::memory_order_relaxed);
+      for (std::size_t r = 0; r < ended.size(); ++r)
+        EXPECT_EQ(ended[r], tcp::end_reason(r) == why ? 1u : 0u) << "tcp.ended." << tcp::to_string(tcp::end_reason(r));
       far->abort();
     });
   }
@@ -63,7 +72,7 @@ class peer_gone : public testing::two_stacks {
 // about 2 s (the defaults would wait two hours).
 TEST_F(peer_gone, KeepaliveTimingComesFromTheStreamOptions) {
   connected_then_cut({.keepalive = true, .keepalive_idle = 1s, .keepalive_interval = 1s, .keepalive_count = 1},
-                     [](net::tcp_stream& s) {
+                     tcp::end_reason::keepalive, [](net::tcp_stream& s) {
                        const auto [err, took] = read_until_gone(s);
                        EXPECT_EQ(err, std::make_error_code(std::errc::timed_out));
                        EXPECT_GE(took, 1500 * ms);
@@ -74,7 +83,7 @@ TEST_F(peer_gone, KeepaliveTimingComesFromTheStreamOptions) {
 // RFC 9293 3.10.8: data unacknowledged for the user timeout ends the
 // connection, retransmitted meanwhile (the count alone would take minutes).
 TEST_F(peer_gone, UnacknowledgedDataEndsAtTheUserTimeout) {
-  connected_then_cut({.user_timeout = 500ms}, [](net::tcp_stream& s) {
+  connected_then_cut({.user_timeout = 500ms}, tcp::end_reason::user_timeout, [](net::tcp_stream& s) {
     ASSERT_TRUE(s.write(std::as_bytes(std::span("lost", 4)), now_ns() + 1000 * ms));
     const auto [err, took] = read_until_gone(s);
     EXPECT_EQ(err, std::make_error_code(std::errc::timed_out));

@@ -52,6 +52,7 @@ TEST_P(CloseWait, RstResetsTheConnection_RFC9293_3_10_7_4) {
   enter();
   send({.control = rst, .seq = rn + 2});
   EXPECT_EQ(conn().state(), tcp_state::closed);
+  EXPECT_EQ(conn().end(), end_reason::reset_received);
   EXPECT_EQ(conn().error(), std::make_error_code(std::errc::connection_reset));
 }
 

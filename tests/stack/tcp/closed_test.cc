@@ -24,6 +24,7 @@ class Closed : public tcp_test {
 
 TEST_P(Closed, AbortInSynSentSendsNothing_RFC9293_3_10_5) {
   EXPECT_FALSE(conn().error());
+  EXPECT_EQ(conn().end(), end_reason::aborted);
   EXPECT_TRUE(conn().take_events().has(event::closed));
   EXPECT_EQ(conn().next_deadline(), no_deadline);
 }

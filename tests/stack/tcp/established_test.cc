@@ -101,6 +101,7 @@ TEST_P(Established, RstAtRcvNxtResetsTheConnection_RFC9293_3_10_7_4) {
   EXPECT_EQ(send({.control = rst, .seq = rn + 1}), drop_reason::none);
   expect_nothing();
   EXPECT_EQ(conn().state(), tcp_state::closed);
+  EXPECT_EQ(conn().end(), end_reason::reset_received);
   const std::error_code reset = std::make_error_code(std::errc::connection_reset);
   EXPECT_EQ(conn().error(), reset);
   std::byte b[4];
@@ -227,6 +228,7 @@ TEST_P(Established, CloseWithUnreadDataSendsReset_RFC1122_4_2_2_13) {
   app_close();
   expect({.control = rst, .seq = iss + 1});
   EXPECT_EQ(conn().state(), tcp_state::closed);
+  EXPECT_EQ(conn().end(), end_reason::unread_data);
 }
 
 TEST_P(Established, AbortSendsRstAtSndNxt_RFC9293_3_10_5) {
@@ -235,6 +237,7 @@ TEST_P(Established, AbortSendsRstAtSndNxt_RFC9293_3_10_5) {
   app_abort();
   expect({.control = rst, .seq = iss + 4});
   EXPECT_EQ(conn().state(), tcp_state::closed);
+  EXPECT_EQ(conn().end(), end_reason::aborted);
   EXPECT_FALSE(conn().error());
 }
 
@@ -277,6 +280,7 @@ TEST_P(Linger, ZeroLingerMakesCloseSendReset) {
   app_close();
   expect({.control = rst, .seq = iss + 1});
   EXPECT_EQ(conn().state(), tcp_state::closed);
+  EXPECT_EQ(conn().end(), end_reason::aborted);
 }
 
 TEST_P(Linger, LingerResetsACloseThatDoesNotFinishInTime) {
@@ -293,6 +297,7 @@ TEST_P(Linger, LingerResetsACloseThatDoesNotFinishInTime) {
   advance(400);
   expect({.control = rst, .seq = iss + 5});
   EXPECT_EQ(conn().state(), tcp_state::closed);
+  EXPECT_EQ(conn().end(), end_reason::linger);
 }
 
 TCP_IN_BOTH_SEQUENCE_SPACES(Linger);

@@ -54,6 +54,7 @@ TEST_P(FinWait1, GivesUpAfterMaxRetransmissions_RFC1122_4_2_3_5) {
   advance(800);
   expect_nothing();
   EXPECT_EQ(conn().state(), tcp_state::closed);
+  EXPECT_EQ(conn().end(), end_reason::retransmissions);
   EXPECT_EQ(conn().error(), std::make_error_code(std::errc::timed_out));
 }
 
@@ -62,6 +63,7 @@ TEST_P(FinWait1, DataAfterCloseIsAnsweredWithReset_RFC1122_4_2_2_13) {
   EXPECT_EQ(send({.seq = rn + 1, .ack = iss + 1, .payload = "x"}), drop_reason::data_after_close);
   expect({.control = rst, .seq = iss + 1});
   EXPECT_EQ(conn().state(), tcp_state::closed);
+  EXPECT_EQ(conn().end(), end_reason::data_after_close);
 }
 
 TEST_P(FinWait1, HalfClosedSideStillReceives_RFC9293_3_10_7_4) {

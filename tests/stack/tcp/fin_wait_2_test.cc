@@ -36,6 +36,7 @@ TEST_P(FinWait2, ClosedApplicationsConnectionTimesOutLikeLinuxFinTimeout) {
   advance(1);
   expect_nothing();
   EXPECT_EQ(conn().state(), tcp_state::closed);
+  EXPECT_EQ(conn().end(), end_reason::fin_wait_2);
   EXPECT_FALSE(conn().error());
 }
 

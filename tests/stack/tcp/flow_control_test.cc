@@ -80,6 +80,7 @@ TEST_P(FlowControl, ProbingGivesUpWhenNothingAnswers_RFC1122_4_2_2_17) {
   advance(800);
   expect_nothing();
   EXPECT_EQ(conn().state(), tcp_state::closed);
+  EXPECT_EQ(conn().end(), end_reason::persist);
   EXPECT_EQ(conn().error(), std::make_error_code(std::errc::timed_out));
 }
 
@@ -112,6 +113,7 @@ TEST_P(FlowControl, AnOrphanBeforeAShutWindowGivesUpAfterItsProbes_RFC1122_4_2_2
   advance(wait);
   expect({.control = rst, .seq = iss + 2});  // SND.MAX: past the probes' octet
   EXPECT_EQ(conn().state(), tcp_state::closed);
+  EXPECT_EQ(conn().end(), end_reason::orphan_probes);
   EXPECT_EQ(conn().error(), std::make_error_code(std::errc::timed_out));
   EXPECT_EQ(conn().stats().orphans_reset, 1u);
 }

@@ -66,6 +66,7 @@ TEST_P(Icmp, PortUnreachableEndsAConnect_RFC1122_4_2_3_9) {
   expect({.control = syn, .seq = iss, .options = {.mss = 1000}});
   EXPECT_TRUE(conn().on_icmp(icmp_error::port_unreachable, iss, 0, now));
   EXPECT_EQ(conn().state(), tcp_state::closed);
+  EXPECT_EQ(conn().end(), end_reason::refused);
   EXPECT_EQ(conn().error(), std::make_error_code(std::errc::connection_refused));
 }
 

@@ -53,6 +53,7 @@ TEST_P(Keepalive, UnansweredProbesResetTheConnection_RFC1122_4_2_3_6) {
   advance(1000);
   expect({.control = rst, .seq = iss + 1});
   EXPECT_EQ(conn().state(), tcp_state::closed);
+  EXPECT_EQ(conn().end(), end_reason::keepalive);
   EXPECT_EQ(conn().error(), std::make_error_code(std::errc::timed_out));
 }
 

@@ -23,6 +23,7 @@ TEST_P(LastAck, AckOfOurFinClosesTheConnection_RFC9293_3_10_7_4) {
   send({.seq = rn + 2, .ack = iss + 2});
   expect_nothing();
   EXPECT_EQ(conn().state(), tcp_state::closed);
+  EXPECT_EQ(conn().end(), end_reason::orderly);
   EXPECT_FALSE(conn().error());
   EXPECT_TRUE(conn().take_events().has(event::closed));
   EXPECT_EQ(conn().next_deadline(), no_deadline);

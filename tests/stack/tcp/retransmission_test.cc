@@ -78,6 +78,7 @@ TEST_P(Retransmission, GivesUpWithTimedOutAfterMaxRetransmissions_RFC1122_4_2_3_
   advance(1600);
   expect_nothing();
   EXPECT_EQ(conn().state(), tcp_state::closed);
+  EXPECT_EQ(conn().end(), end_reason::retransmissions);
   EXPECT_EQ(conn().error(), std::make_error_code(std::errc::timed_out));
   EXPECT_TRUE(conn().take_events().has(event::closed));
 }

@@ -58,6 +58,7 @@ TEST_P(SynReceived, RstReturnsToListenWithoutError_RFC9293_3_10_7_4) {
   EXPECT_EQ(send({.control = rst, .seq = rn + 1}), drop_reason::none);
   expect_nothing();
   EXPECT_EQ(conn().state(), tcp_state::closed);
+  EXPECT_EQ(conn().end(), end_reason::handshake_failed);
   EXPECT_FALSE(conn().error());
   EXPECT_EQ(lst().syn_received(), 1u);
   reap();
@@ -137,6 +138,7 @@ TEST_P(SynReceived, NewSynInTheWindowReturnsToListen_RFC9293_3_10_7_4) {
   EXPECT_EQ(send({.control = syn, .seq = rn + 5}), drop_reason::syn_in_window);
   expect_nothing();
   EXPECT_EQ(conn().state(), tcp_state::closed);
+  EXPECT_EQ(conn().end(), end_reason::handshake_failed);
   EXPECT_FALSE(conn().error());
 }
 
@@ -159,6 +161,7 @@ TEST_P(SynReceived, RstInSimultaneousOpenRefusesTheConnection_RFC9293_3_10_7_4) 
   open_simultaneously();
   send({.control = rst, .seq = rn + 1});
   EXPECT_EQ(conn().state(), tcp_state::closed);
+  EXPECT_EQ(conn().end(), end_reason::refused);
   EXPECT_EQ(conn().error(), std::make_error_code(std::errc::connection_refused));
 }
 

@@ -44,6 +44,7 @@ TEST_P(SynSent, RstAcknowledgingOurSynRefusesTheConnection_RFC9293_3_10_7_3) {
   EXPECT_EQ(send({.control = rst, .seq = seq32(0), .ack = iss + 1}), drop_reason::none);
   expect_nothing();
   EXPECT_EQ(conn().state(), tcp_state::closed);
+  EXPECT_EQ(conn().end(), end_reason::refused);
   EXPECT_EQ(conn().error(), std::make_error_code(std::errc::connection_refused));
   EXPECT_TRUE(conn().take_events().has(event::closed));
 }
@@ -104,6 +105,7 @@ TEST_P(SynSent, GivesUpAfterMaxSynRetransmissionsWithTimedOut_RFC1122_4_2_3_5) {
   advance(4000);
   expect_nothing();
   EXPECT_EQ(conn().state(), tcp_state::closed);
+  EXPECT_EQ(conn().end(), end_reason::retransmissions);
   EXPECT_EQ(conn().error(), std::make_error_code(std::errc::timed_out));
 }
 
@@ -118,6 +120,7 @@ TEST_P(SynSent, CloseDeletesTheConnectionSilently_RFC9293_3_10_4) {
   app_close();
   expect_nothing();
   EXPECT_EQ(conn().state(), tcp_state::closed);
+  EXPECT_EQ(conn().end(), end_reason::orderly);
   EXPECT_FALSE(conn().error());
 }
 

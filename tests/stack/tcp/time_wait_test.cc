@@ -28,6 +28,7 @@ TEST_P(TimeWait, LastsTwoMslThenCloses_RFC9293_3_3_2) {
   advance(1);
   expect_nothing();
   EXPECT_EQ(conn().state(), tcp_state::closed);
+  EXPECT_EQ(conn().end(), end_reason::orderly);
   EXPECT_FALSE(conn().error());
   EXPECT_TRUE(conn().take_events().has(event::closed));
 }

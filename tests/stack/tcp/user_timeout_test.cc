@@ -14,9 +14,10 @@ class UserTimeout : public tcp_test {
   UserTimeout() { config.user_timeout_ns = 1000 * ms; }
 
   void expect_abc() { expect({.seq = iss + 1, .ack = rn + 1, .payload = "abc", .psh = true}); }
-  void expect_timed_out() {
+  void expect_timed_out(end_reason why = end_reason::user_timeout) {
     EXPECT_EQ(conn().state(), tcp_state::closed);
     EXPECT_EQ(conn().error(), std::make_error_code(std::errc::timed_out));
+    EXPECT_EQ(conn().end(), why);
   }
   // The peer's window shut (an ACK with nothing new), as flow_control_test.
   void peer_window(std::uint16_t window) { send({.seq = rn + 1, .ack = iss + 1, .window = window}); }
@@ -102,7 +103,7 @@ TEST_P(UserTimeout, AConnectStillEndsAtMaxSynRetransmissions_RFC1122_4_2_3_5) {
   expect({.control = syn, .seq = iss, .options = {.mss = 1000}});
   advance(2000);
   expect_nothing();
-  expect_timed_out();
+  expect_timed_out(end_reason::retransmissions);
 }
 
 // Linux's TCP_USER_TIMEOUT: "buffered data may remain untransmitted (due
