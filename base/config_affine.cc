@@ -207,6 +207,39 @@ table_spec tcp() {
                   "TCP connections the stack keeps at once, every state counted (TIME-WAIT too); a SYN or "
                   "connect past it is refused and counted. An idle connection costs about 13 KB of memory "
                   "(bench/run rr --idle-connections; docs/stack.md)."),
+          integer("retransmissions", {1, 255}, 15,
+                  "Retransmissions of unacknowledged data before a connection gives up with ETIMEDOUT (RFC 1122 "
+                  "4.2.3.5 R2; Linux's tcp_retries2): from a 200 ms RTO backing off to 60 s, 15 take 522 s. "
+                  "Also the bound on unanswered zero-window probes. Counted: tcp.ended.retransmissions."),
+          integer("syn_retransmissions", {1, 127}, 6,
+                  "Retransmissions of a SYN before a connect gives up with ETIMEDOUT (Linux's tcp_syn_retries): "
+                  "6 take 127 s from the 1 s initial RTO."),
+          integer("synack_retransmissions", {1, 255}, 5,
+                  "Retransmissions of a SYN-ACK before a half-open connection is dropped (Linux's "
+                  "tcp_synack_retries). Counted: tcp.ended.handshake_failed."),
+          integer("orphan_probes", {1, 255}, 8,
+                  "Zero-window probes, answered or not, before an orphan (a connection the application closed "
+                  "with data still queued) resets its peer (Linux's tcp_orphan_retries). Counted: "
+                  "tcp.ended.orphan_probes."),
+          integer("fin_timeout_s", {1, 3600}, 60,
+                  "How long a connection the application closed waits in FIN-WAIT-2 for the peer's FIN (Linux's "
+                  "tcp_fin_timeout). Counted: tcp.ended.fin_wait_2."),
+          integer("keepalive_idle_s", {1, 32767}, 7200,
+                  "Keepalive (RFC 1122 4.2.3.6), for streams that turn it on: the silence before the first "
+                  "probe, in seconds (Linux's tcp_keepalive_time); stream_options::keepalive_idle overrides it."),
+          integer("keepalive_interval_s", {1, 32767}, 75,
+                  "Keepalive: the wait between unanswered probes, in seconds (Linux's tcp_keepalive_intvl); "
+                  "stream_options::keepalive_interval overrides it."),
+          integer("keepalive_count", {1, 127}, 9,
+                  "Keepalive: unanswered probes before the connection is reset with ETIMEDOUT (Linux's "
+                  "tcp_keepalive_probes); stream_options::keepalive_count overrides it. Counted: "
+                  "tcp.ended.keepalive."),
+          integer("user_timeout_ms", {0, 2'147'483'647}, 0,
+                  "The user timeout (RFC 9293 3.10.8; Linux's TCP_USER_TIMEOUT): a connection ends with ETIMEDOUT "
+                  "once sent data has waited this long for an acknowledgment that moves on, once queued data has "
+                  "waited this long before a shut window, or, with keepalive, once a probe went out and nothing "
+                  "came for this long; it replaces retransmissions and keepalive_count. 0 = none; "
+                  "stream_options::user_timeout overrides it. Counted: tcp.ended.user_timeout."),
       });
 }
 

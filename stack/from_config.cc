@@ -134,6 +134,16 @@ std::expected<stack_config, std::string> stack_config_from(const config::table_v
   sc.max_connections = std::size_t(root.get_int("tcp.max_connections"));
   sc.challenge_acks_per_s = std::uint32_t(root.get_int("tcp.challenge_acks_per_s"));
   sc.max_time_wait = std::size_t(root.get_int("tcp.max_time_wait"));
+  sc.tcp.max_retransmissions = unsigned(root.get_int("tcp.retransmissions"));
+  sc.tcp.max_syn_retransmissions = unsigned(root.get_int("tcp.syn_retransmissions"));
+  sc.tcp.max_synack_retransmissions = unsigned(root.get_int("tcp.synack_retransmissions"));
+  sc.tcp.max_orphan_probes = unsigned(root.get_int("tcp.orphan_probes"));
+  constexpr std::uint64_t ms = 1'000'000, s = 1'000 * ms;
+  sc.tcp.fin_wait_2_timeout_ns = std::uint64_t(root.get_int("tcp.fin_timeout_s")) * s;
+  sc.tcp.keepalive.idle_ns = std::uint64_t(root.get_int("tcp.keepalive_idle_s")) * s;
+  sc.tcp.keepalive.interval_ns = std::uint64_t(root.get_int("tcp.keepalive_interval_s")) * s;
+  sc.tcp.keepalive.count = unsigned(root.get_int("tcp.keepalive_count"));
+  sc.tcp.user_timeout_ns = std::uint64_t(root.get_int("tcp.user_timeout_ms")) * ms;
   const std::string& cookies = root.get_string("tcp.syn_cookies");
   sc.syn_cookies = cookies == "always"  ? tcp::syn_cookie_mode::always
                    : cookies == "never" ? tcp::syn_cookie_mode::never

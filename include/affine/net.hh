@@ -39,7 +39,8 @@ struct stream_options {
   // TCP_KEEPINTVL, TCP_KEEPCNT): the silence before the first probe, the
   // wait between unanswered probes, and how many go unanswered before the
   // connection ends with ETIMEDOUT. Zero: the backend's default (the
-  // userspace stack's, as Linux's: 2 hours, 75 s, 9 probes). Taken as
+  // userspace stack's [tcp] keys, 2 hours, 75 s and 9 probes unless set;
+  // the kernel's sysctls). Taken as
   // Linux takes them: idle and interval 1 to 32767 s, count 1 to 127; a
   // value outside fails connect() and listen() with invalid_argument.
   std::chrono::seconds keepalive_idle{0};
@@ -50,7 +51,8 @@ struct stream_options {
   // an acknowledgment that moves on, once queued data has waited this long
   // before a shut window, or, with keepalive, once a probe went out and
   // nothing came for this long. It replaces the retransmission count (15,
-  // minutes) and keepalive_count. Zero: none. At most INT_MAX ms.
+  // minutes) and keepalive_count. Zero: the backend's default (the stack's
+  // [tcp] user_timeout_ms, none unless set). At most INT_MAX ms.
   std::chrono::milliseconds user_timeout{0};
   congestion_control congestion = congestion_control::configured;
   std::size_t send_buffer = 0;     // bytes; 0 = the backend's default
