@@ -40,9 +40,9 @@ struct stream_options {
   // wait between unanswered probes, and how many go unanswered before the
   // connection ends with ETIMEDOUT. Zero: the backend's default (the
   // userspace stack's [tcp] keys, 2 hours, 75 s and 9 probes unless set;
-  // the kernel's sysctls). Taken as
-  // Linux takes them: idle and interval 1 to 32767 s, count 1 to 127; a
-  // value outside fails connect() and listen() with invalid_argument.
+  // the kernel's sysctls). Taken as Linux takes them: idle and interval 1
+  // to 32767 s, count 1 to 127; a value outside fails connect() and
+  // listen() with invalid_argument.
   std::chrono::seconds keepalive_idle{0};
   std::chrono::seconds keepalive_interval{0};
   unsigned keepalive_count = 0;
