@@ -69,11 +69,8 @@ class core_counters {
   std::uint64_t get(tcp::drop_reason r) const noexcept {
     return at(layer_count * parse_error_count + drop_count + std::size_t(r));
   }
-  // Connections that reached CLOSED, by why (tcp::end_reason; `open` unused).
-  void count(tcp::end_reason r) noexcept {
-    tcp_ended[std::size_t(r)].store(tcp_ended[std::size_t(r)].load(std::memory_order_relaxed) + 1,
-                                    std::memory_order_relaxed);
-  }
+  // Connections that reached CLOSED, by why (tcp::end_reason order; `open`
+  // unused).
   std::array<std::atomic<std::uint64_t>, tcp::end_reason_count> tcp_ended{};
   std::uint64_t total_drops() const noexcept;
   // Non-zero drop counters by name ("ipv4.bad_checksum", "tcp.paws", "no_mbuf").

@@ -195,7 +195,7 @@ stack::settled stack::settle(tcp_socket& s, std::uint64_t now) {
   count_time_wait(pc, s);
   const tcp::event_set ev = s.conn.take_events();
   using tcp::event;
-  if (ev.has(event::closed)) pc.counters.count(s.conn.end());
+  if (ev.has(event::closed)) bump(pc.counters.tcp_ended[std::size_t(s.conn.end())]);
   // The kernel wakes socket readers and writers with sync wakeups
   // (sock_def_readable, sk_stream_write_space); so does the RX path here.
   // Whether the hint counts is the placement policy's decision: by default
