@@ -316,7 +316,17 @@ TEST_F(preempt_test, AFiberInsideTheAllocatorIsNotPreempted) {
   start_preempting(20);
   std::atomic<bool> stop{false};
   watchdog dog(stop, std::chrono::seconds(60));
-  const std::uint64_t until = now_ns() + 1'500'000'000;
+  // At least 1.5 s, and on until the tick has both preempted fibers a
+  // hundred times and been refused in the allocator: most ticks land in
+  // malloc, so on a slow machine 1.5 s may hold too few preemptions.
+  const std::uint64_t start = now_ns();
+  const auto running = [&] {
+    if (stop.load(std::memory_order_relaxed)) return false;
+    const std::uint64_t t = now_ns();
+    if (t < start + 1'500'000'000) return true;
+    if (t >= start + 20'000'000'000) return false;
+    return rt_->counters(0).preemptions < 100 || refused(0, 1) < 1;
+  };
   std::atomic<std::uint64_t> overwritten{0};
   const auto churn = [&](std::uint64_t owner) {
     struct block {
@@ -330,7 +340,7 @@ TEST_F(preempt_test, AFiberInsideTheAllocatorIsNotPreempted) {
         if (b.p[i] != owner) overwritten.fetch_add(1, std::memory_order_relaxed);
       std::free(b.p);
     };
-    while (now_ns() < until && !stop.load(std::memory_order_relaxed)) {
+    while (running()) {
       x = x * 6364136223846793005ULL + 1442695040888963407ULL;
       block& b = held[(x >> 33) % held.size()];
       release(b);
@@ -346,7 +356,7 @@ TEST_F(preempt_test, AFiberInsideTheAllocatorIsNotPreempted) {
     auto a = spawn([&] { churn(0xA11CE); }, {.core = 0, .pinned = true}).value();
     auto b = spawn([&] { churn(0xB0B); }, {.core = 0, .pinned = true}).value();
     auto trim = spawn([&] {
-      while (now_ns() < until && !stop.load(std::memory_order_relaxed)) ::malloc_trim(0);
+      while (running()) ::malloc_trim(0);
     }, {.core = 0, .pinned = true}).value();
     a.join();
     b.join();
