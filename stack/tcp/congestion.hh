@@ -56,6 +56,10 @@ class congestion_control {
   virtual void on_ecn_echo(std::uint32_t flight_size, std::uint64_t now_ns) = 0;
   // Sending again after an idle period longer than the RTO (RFC 5681 4.1).
   virtual void on_idle_restart(std::uint64_t now_ns) = 0;
+  // New data leaves with nothing in flight, `quiet_ns` after the last data
+  // sent: the application had nothing to send meanwhile (Linux's
+  // CA_EVENT_TX_START).
+  virtual void on_send_from_empty(std::uint64_t now_ns, std::uint64_t quiet_ns) = 0;
   // A reduction (recovery or timeout) was spurious (undo.cc): the window it
   // took is given back, cwnd and ssthresh as they were before it (RFC 4015
   // 2), never less than they are now.
@@ -82,6 +86,7 @@ class loss_based : public congestion_control {
   void on_timeout(std::uint32_t flight_size) final;
   void on_ecn_echo(std::uint32_t flight_size, std::uint64_t now_ns) final;
   void on_idle_restart(std::uint64_t now_ns) override;
+  void on_send_from_empty(std::uint64_t, std::uint64_t) override {}
   void on_undo(std::uint32_t prior_cwnd, std::uint32_t prior_ssthresh) final;
 
   std::uint32_t initial_window() const;

@@ -86,4 +86,14 @@ void cubic::on_idle_restart(std::uint64_t now_ns) {
   epoch_open_ = false;
 }
 
+// RFC 9438 5.8: "t in Eq. 1 MUST NOT include" the periods when the
+// application left the window unused, or W_cubic(t) is far ahead when it
+// sends again. A quiet spell shorter than the RTO keeps the epoch and
+// moves its start by the time nothing was sent (as Linux's
+// cubictcp_cwnd_event), never past now.
+void cubic::on_send_from_empty(std::uint64_t now_ns, std::uint64_t quiet_ns) {
+  if (!epoch_open_) return;
+  epoch_start_ns_ = std::min(epoch_start_ns_ + quiet_ns, now_ns);
+}
+
 }  // namespace affine::stack::tcp

@@ -21,6 +21,7 @@ class cubic final : public loss_based {
 
   void init(std::uint32_t mss, std::uint64_t now_ns) override;
   void on_idle_restart(std::uint64_t now_ns) override;
+  void on_send_from_empty(std::uint64_t now_ns, std::uint64_t quiet_ns) override;
   std::string_view name() const override { return "cubic"; }
 
   // The curve of the current epoch, for stats and tests.
@@ -28,6 +29,8 @@ class cubic final : public loss_based {
   double k_seconds() const { return k_; }
   double w_est() const { return w_est_; }
   double w_cubic(double t_seconds) const;  // RFC 9438 eq. 1
+  bool epoch_open() const { return epoch_open_; }
+  std::uint64_t epoch_start_ns() const { return epoch_start_ns_; }
   const hystart& slow_start_state() const { return hystart_; }
 
  private:

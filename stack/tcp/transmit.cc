@@ -153,6 +153,10 @@ void connection::send_data_segment(seq32 seq, std::uint32_t len, bool fin, std::
     rtt_seq_ = seq;
     rtt_start_ns_ = now_ns;
   }
+  // Nothing was in flight: the time since the last data sent was the
+  // application's, not the path's (RFC 9438 5.8).
+  if (seq >= snd_max_ && snd_una_ == snd_max_ && last_send_ns_ != 0)
+    cc_->on_send_from_empty(now_ns, now_ns - last_send_ns_);
   last_send_ns_ = now_ns;
   note_transmit(seq, seq + len + (fin ? 1 : 0), now_ns);
   emit(seg, sink);

@@ -3,6 +3,7 @@
 // in slow start, below twice that round's largest flight. NewReno, MSS
 // 1000, an initial window of 10 segments.
 
+#include "stack/tcp/cubic.hh"
 #include "tests/stack/tcp/harness.hh"
 
 namespace affine::stack::tcp::testing {
@@ -74,6 +75,49 @@ TEST_P(CwndUse, InCongestionAvoidanceOnlyAFullWindowGrows_RFC9438_5_8) {
     send({.seq = rn + 1, .ack = iss + 1 + sent});
   }
   EXPECT_GT(conn().congestion().cwnd(), cwnd);
+}
+
+// CUBIC's t (RFC 9438 5.8) leaves out the time the sender had nothing in
+// flight and nothing to send: once its last data was acknowledged, the
+// quiet spell until the next write moves the epoch's start by the time
+// since that data was sent (Linux's CA_EVENT_TX_START).
+TEST_P(CwndUse, CubicLeavesQuietTimeOutOfItsCurve_RFC9438_5_8) {
+  config.congestion = congestion_algorithm::cubic;
+  establish();
+  const auto& cc = dynamic_cast<const cubic&>(conn().congestion());
+  std::uint32_t sent = 0;
+  const auto send_all = [&](std::size_t bytes) {
+    app_write(bytes);
+    for (const seg& s : take_emitted()) sent += std::uint32_t(s.payload.size());
+  };
+  const auto ack_all = [&] { send({.seq = rn + 1, .ack = iss + 1 + sent}); };
+  const auto window = [&] { return cc.cwnd() / 1000 * 1000; };  // whole segments: none held back
+  // A timeout (ssthresh 0.7 of the window), then full windows, each
+  // acknowledged whole, through slow start into congestion avoidance.
+  send_all(4000);
+  advance_ns(conn().rto().rto_ns());
+  EXPECT_EQ(take_emitted().size(), 1u);
+  ack_all();
+  for (int round = 0; round < 20 && !cc.epoch_open(); ++round) {
+    send_all(window());
+    ack_all();
+  }
+  ASSERT_TRUE(cc.epoch_open());
+  const std::uint64_t epoch = cc.epoch_start_ns();
+  // A window; 10 ms on, half of it acknowledged and one more segment sent;
+  // 10 ms on, all of it acknowledged; then 50 ms with nothing to send.
+  send_all(window());
+  advance_ns(10'000'000);
+  send({.seq = rn + 1, .ack = iss + 1 + sent - window() / 2});
+  send_all(1000);
+  const std::uint64_t last_send = now;
+  advance_ns(10'000'000);
+  ack_all();
+  EXPECT_EQ(cc.epoch_start_ns(), epoch);  // data was in flight until now
+  advance_ns(50'000'000);
+  send_all(1000);
+  EXPECT_EQ(cc.epoch_start_ns(), epoch + (now - last_send));
+  EXPECT_LT(cc.epoch_start_ns(), now);
 }
 
 TCP_IN_BOTH_SEQUENCE_SPACES(CwndUse);

@@ -169,6 +169,45 @@ TEST(cubic_test, IdleRestartBeginsANewEpoch_RFC9438_5_8) {
   EXPECT_LT(f.segments(), 71);  // on the curve's start, not 60 s along it
 }
 
+// Two flows on one curve; one leaves the window unused for 2 s before it
+// sends again. Its t leaves those 2 s out, and the two grow alike
+// (without the rule the quiet one aims at W_cubic(t + 2 s) and ends five
+// rounds at 372 segments, the other at 309).
+TEST(cubic_test, TimeWithNothingToSendIsNotPartOfT_RFC9438_5_8) {
+  flow busy, quiet;
+  for (flow* f : {&busy, &quiet}) {
+    f->grow_to(400);
+    f->loss_at(400);
+    f->ack();
+    ASSERT_TRUE(f->cc.epoch_open());
+    f->round();
+  }
+  const std::uint64_t start = quiet.cc.epoch_start_ns();
+  quiet.now_ns += 2'000 * ms;
+  quiet.cc.on_send_from_empty(quiet.now_ns, 2'000 * ms);
+  EXPECT_EQ(quiet.cc.epoch_start_ns(), start + 2'000 * ms);
+  for (int i = 0; i < 5; ++i) {
+    busy.round();
+    quiet.round();
+  }
+  EXPECT_NEAR(quiet.segments(), busy.segments(), 1.0);
+}
+
+// The quiet spell may have begun before the epoch did (the ACK that opened
+// it came after the last send): t starts at zero then, never below it.
+TEST(cubic_test, TheEpochStartNeverPassesNow_RFC9438_5_8) {
+  flow f;
+  f.grow_to(100);
+  f.loss_at(100);
+  f.ack();
+  f.now_ns += 500 * ms;
+  f.cc.on_send_from_empty(f.now_ns, 800 * ms);
+  EXPECT_EQ(f.cc.epoch_start_ns(), f.now_ns);
+  const double before = f.segments();
+  f.ack();
+  EXPECT_LT(f.segments(), before + 1);  // at the curve's start: W_cubic(0) = cwnd_epoch
+}
+
 // HyStart++ (RFC 9406 4.2).
 
 TEST(hystart_test, SlowStartGrowsByUpToLSegmentsPerAck) {
