@@ -240,6 +240,24 @@ table_spec tcp() {
                   "waited this long before a shut window, or, with keepalive, once a probe went out and nothing "
                   "came for this long; it replaces retransmissions and keepalive_count. 0 = none; "
                   "stream_options::user_timeout overrides it. Counted: tcp.ended.user_timeout."),
+          integer("receive_buffer_kb", {4, 1'048'576}, 256,
+                  "Each connection's receive buffer to start with, in KiB; stream_options::receive_buffer sets "
+                  "one that stays as it is (SO_RCVBUF)."),
+          integer("receive_buffer_max_kb", {0, 1'048'576}, 6144,
+                  "Receive buffer auto-tuning (Linux's tcp_moderate_rcvbuf and tcp_rmem[2]): a buffer grows up "
+                  "to this many KiB while the application reads more each round trip than the window let in, "
+                  "so that one connection can fill a long fat path; at or below receive_buffer_kb it stays "
+                  "fixed. The window scale is chosen for it."),
+          integer("send_buffer_kb", {4, 1'048'576}, 256,
+                  "Each connection's send buffer to start with, in KiB; stream_options::send_buffer sets one "
+                  "that stays as it is (SO_SNDBUF)."),
+          integer("send_buffer_max_kb", {0, 1'048'576}, 4096,
+                  "Send buffer auto-tuning (Linux's tcp_sndbuf_expand and tcp_wmem[2]): a buffer grows up to "
+                  "this many KiB, to twice the congestion window, while it is what limits sending (full, all "
+                  "of it sent, room in both windows); at or below send_buffer_kb it stays fixed."),
+          integer("buffer_memory_mb", {0, 16'777'216}, 0,
+                  "No connection's buffer grows while the process's connection buffers hold this many MiB "
+                  "(Linux's tcp_mem); 0 = 3/32 of the machine's memory, as Linux's default."),
       });
 }
 

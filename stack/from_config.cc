@@ -144,6 +144,12 @@ std::expected<stack_config, std::string> stack_config_from(const config::table_v
   sc.tcp.keepalive.interval_ns = std::uint64_t(root.get_int("tcp.keepalive_interval_s")) * s;
   sc.tcp.keepalive.count = unsigned(root.get_int("tcp.keepalive_count"));
   sc.tcp.user_timeout_ns = std::uint64_t(root.get_int("tcp.user_timeout_ms")) * ms;
+  constexpr std::size_t kib = 1024, mib = 1024 * kib;
+  sc.tcp.recv_buffer = std::size_t(root.get_int("tcp.receive_buffer_kb")) * kib;
+  sc.tcp.recv_buffer_max = std::size_t(root.get_int("tcp.receive_buffer_max_kb")) * kib;
+  sc.tcp.send_buffer = std::size_t(root.get_int("tcp.send_buffer_kb")) * kib;
+  sc.tcp.send_buffer_max = std::size_t(root.get_int("tcp.send_buffer_max_kb")) * kib;
+  sc.tcp.buffer_memory_limit = std::size_t(root.get_int("tcp.buffer_memory_mb")) * mib;
   const std::string& cookies = root.get_string("tcp.syn_cookies");
   sc.syn_cookies = cookies == "always"  ? tcp::syn_cookie_mode::always
                    : cookies == "never" ? tcp::syn_cookie_mode::never

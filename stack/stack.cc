@@ -2,6 +2,8 @@
 
 #include <rte_mbuf.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <random>
 
@@ -59,6 +61,17 @@ std::expected<std::unique_ptr<stack>, std::string> stack::create(runtime& rt, dr
   return st;
 }
 
+namespace {
+
+// Linux's tcp_mem high mark by default: 3/32 of the machine's memory.
+std::size_t default_buffer_memory() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return std::size_t(1) << 30;
+  return std::size_t(pages) * std::size_t(page) / 32 * 3;
+}
+
+}  // namespace
+
 stack::stack(runtime& rt, drivers::port& port, const stack_config& cfg, route_table routes)
     : rt_(rt),
       port_(port),
@@ -80,6 +93,7 @@ stack::stack(runtime& rt, drivers::port& port, const stack_config& cfg, route_ta
       listeners_(rt.cores()),
       listeners6_(rt.cores()),
       next_port_(49152 + std::uint32_t(now_ns() % 16384)) {
+  if (cfg_.tcp.buffer_memory_limit == 0) cfg_.tcp.buffer_memory_limit = default_buffer_memory();
   ipv6_interface_config v6{.addresses = cfg.ipv6,
                            .gateway = cfg.gateway6,
                            .accept_router_advertisements = cfg.accept_router_advertisements && !cfg.gateway6,
@@ -182,8 +196,15 @@ tcp::connection_config stack::connection_config(const net::stream_options& opts,
     case net::congestion_control::cubic: c.congestion = tcp::congestion_algorithm::cubic; break;
     case net::congestion_control::newreno: c.congestion = tcp::congestion_algorithm::new_reno; break;
   }
-  if (opts.send_buffer != 0) c.send_buffer = opts.send_buffer;
-  if (opts.receive_buffer != 0) c.recv_buffer = opts.receive_buffer;
+  // Sized by the application: not tuned (Linux's SOCK_SNDBUF_LOCK, SOCK_RCVBUF_LOCK).
+  if (opts.send_buffer != 0) {
+    c.send_buffer = opts.send_buffer;
+    c.send_buffer_max = 0;
+  }
+  if (opts.receive_buffer != 0) {
+    c.recv_buffer = opts.receive_buffer;
+    c.recv_buffer_max = 0;
+  }
   if (opts.linger)
     c.linger_ns = std::uint64_t(std::max<std::int64_t>(0, std::chrono::nanoseconds(*opts.linger).count()));
   return c;

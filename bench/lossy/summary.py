@@ -83,14 +83,16 @@ for (variant, profile), line in out.items():
 for line in out.values():
     print(json.dumps(line, separators=(",", ":")))
 
-if "affine" in variants and "linux" in variants:
+for num, den in (("affine", "linux"), ("affine", "affine-fixed")):
+    if num not in variants or den not in variants:
+        continue
     ratios = {}
     for profile in profiles:
-        a, k = out[("affine", profile)], out[("linux", profile)]
+        a, k = out[(num, profile)], out[(den, profile)]
         r = {}
         for f in ("goodput_bytes_per_s", "retained_pct", "rr64_p50_us", "rr64_p99_us", "rr64_p999_us",
                   "rr16k_p50_us", "rr16k_p99_us", "rr16k_p999_us"):
             if a.get(f) is not None and k.get(f):
                 r[f.removesuffix("_bytes_per_s").removesuffix("_us")] = round(a[f] / k[f], 2)
         ratios[profile] = r
-    print(json.dumps({"bench": "lossy", "variant": "affine/linux", "ratios": ratios}, separators=(",", ":")))
+    print(json.dumps({"bench": "lossy", "variant": f"{num}/{den}", "ratios": ratios}, separators=(",", ":")))

@@ -55,7 +55,10 @@ struct stream_options {
   // [tcp] user_timeout_ms, none unless set). At most INT_MAX ms.
   std::chrono::milliseconds user_timeout{0};
   congestion_control congestion = congestion_control::configured;
-  std::size_t send_buffer = 0;     // bytes; 0 = the backend's default
+  // SO_SNDBUF, SO_RCVBUF: a buffer of this many bytes that stays so; 0 =
+  // the backend's default, which grows with the path (the stack's [tcp]
+  // *_buffer_kb to *_buffer_max_kb; Linux's tcp_wmem, tcp_rmem).
+  std::size_t send_buffer = 0;
   std::size_t receive_buffer = 0;
   // SO_LINGER. Unset: the connection finishes in the background after
   // close(). Zero: close() sends RST and drops unsent data. Longer: the

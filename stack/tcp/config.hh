@@ -33,6 +33,21 @@ struct connection_config {
   std::uint16_t mss = 1460;
   std::size_t send_buffer = 256 * 1024;
   std::size_t recv_buffer = 256 * 1024;
+  // The receive buffer grows from recv_buffer up to this while the
+  // application takes more each round trip than the window lets in
+  // (buffer_tuning.cc; Linux's tcp_rmem[2] and tcp_moderate_rcvbuf); at or
+  // below recv_buffer it stays as it is (SO_RCVBUF set, as Linux). The
+  // window scale is chosen for it.
+  std::size_t recv_buffer_max = 6 * 1024 * 1024;
+  // The send buffer grows from send_buffer up to this while it, not the
+  // congestion or peer's window, is what limits sending (Linux's
+  // tcp_wmem[2] and tcp_sndbuf_expand); at or below send_buffer it stays
+  // as it is (SO_SNDBUF set).
+  std::size_t send_buffer_max = 4 * 1024 * 1024;
+  // Growth stops while the rings of every connection of the process hold
+  // this many bytes or more (ring_buffer::allocated_bytes(); Linux's
+  // tcp_mem); 0: no bound but recv_buffer_max.
+  std::size_t buffer_memory_limit = 0;
   bool window_scaling = true;  // RFC 7323 2
   bool timestamps = true;      // RFC 7323 3
   bool sack = true;            // RFC 2018: offered, and SACK blocks reported when both SYNs had it

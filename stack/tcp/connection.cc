@@ -33,7 +33,7 @@ connection::connection(const open_params& p, const connection_config& cfg, tcp_s
       snd_nxt_(p.iss),
       snd_max_(p.iss),
       snd_data_(p.iss + 1),
-      rcv_wscale_(cfg.window_scaling ? window_shift_for(cfg.recv_buffer) : 0),
+      rcv_wscale_(cfg.window_scaling ? window_shift_for(std::max(cfg.recv_buffer, cfg.recv_buffer_max)) : 0),
       eff_mss_(std::min<std::uint32_t>(536, cfg.mss)),
       ts_offset_(p.ts_offset),
       snd_buf_(cfg.send_buffer),
@@ -46,6 +46,8 @@ connection::connection(const open_params& p, const connection_config& cfg, tcp_s
       sb_(cfg.max_sack_ranges),
       log_(cfg.max_sent_records),
       rcv_mss_(std::min<std::uint32_t>(536, cfg.mss)) {
+  // Linux's tcp_init_buffer_space: an initial window's worth is "taken".
+  rcv_space_.space = std::max<std::size_t>(std::min<std::size_t>(cfg.recv_buffer, 10 * std::size_t{cfg.mss}), 1);
   g_live.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -80,14 +82,15 @@ std::string connection::describe(std::uint64_t now_ns) const {
     return d == no_deadline ? "-" : fmt::format("{}ms", std::int64_t(d - now_ns) / 1'000'000);
   };
   return fmt::format(
-      "{}{}{} iss={} snd.una=+{} snd.nxt=+{} snd.max=+{} snd.wnd={} queued={} irs={} rcv.nxt=+{} rcv.adv=+{} "
-      "rcv.buf={} ooo={} cc={} cwnd={} ssthresh={} dupacks={} recovery={} rto={}ms retrans={} timers[rtx={} "
+      "{}{}{} iss={} snd.una=+{} snd.nxt=+{} snd.max=+{} snd.wnd={} queued={}/{} irs={} rcv.nxt=+{} rcv.adv=+{} "
+      "rcv.buf={}/{} rcv.rtt={}us ooo={} cc={} cwnd={} ssthresh={} dupacks={} recovery={} rto={}ms retrans={} timers[rtx={} "
       "persist={} dack={} ka={} close={} reo={} tlp={}] sent_log={} lost={} rack[rtt={}us reo_wnd={}us reord={}] "
       "stats[sent={} rexmit={} rtos={} fast={} sack_recoveries={} dsacks={} dsacks_sent={} rack_lost={} lost_rexmits={} "
       "reo_timeouts={} tlps={} undos={} ecn={} ce={} ece={} ecn_cuts={}]",
       to_string(state_), end_ == end_reason::open ? "" : " end=", end_ == end_reason::open ? "" : to_string(end_),
-      iss_.raw(), snd_una_ - iss_, snd_nxt_ - iss_, snd_max_ - iss_, snd_wnd_, snd_buf_.size(),
-      irs_.raw(), rcv_nxt_ - irs_, rcv_adv_ - irs_, rcv_buf_.size(), ooo_.range_count(), cc_->name(), cc_->cwnd(),
+      iss_.raw(), snd_una_ - iss_, snd_nxt_ - iss_, snd_max_ - iss_, snd_wnd_, snd_buf_.size(), snd_buf_.capacity(),
+      irs_.raw(), rcv_nxt_ - irs_, rcv_adv_ - irs_, rcv_buf_.size(), rcv_buf_.capacity(),
+      rcv_space_.rtt_ns / 1000, ooo_.range_count(), cc_->name(), cc_->cwnd(),
       cc_->ssthresh(), dup_acks_, in_recovery_, rto_.rto_ns() / 1'000'000, retransmissions_, in(timers_.retransmit),
       in(timers_.persist), in(timers_.delayed_ack), in(timers_.keepalive), in(timers_.close), in(timers_.reorder),
       in(timers_.loss_probe), log_.size(), lost_bytes_, rack_.rtt_ns / 1000, rack_reo_wnd() / 1000, rack_.reord,

@@ -109,6 +109,9 @@ struct connection_stats {
   std::uint64_t ecn_ce_received = 0;          // RFC 3168: data marked CE on the way here
   std::uint64_t ecn_echoes_received = 0;      // RFC 3168: ACKs with ECE
   std::uint64_t ecn_reductions = 0;           // RFC 3168 6.1.2: the window cut for an echo
+  std::uint64_t receive_buffer_grown = 0;     // buffer_tuning.cc: the receive buffer made larger
+  std::uint64_t send_buffer_grown = 0;        // buffer_tuning.cc: the send buffer made larger
+  std::uint64_t buffer_growth_held = 0;       // buffer_tuning.cc: growth withheld at buffer_memory_limit
 };
 
 class connection {
@@ -217,6 +220,11 @@ class connection {
   std::uint32_t send_window() const { return snd_wnd_; }   // scaled
   std::uint8_t send_window_scale() const { return snd_wscale_; }
   std::uint8_t recv_window_scale() const { return rcv_wscale_; }
+  // buffer_tuning.cc: the buffers' sizes, and the receiver's RTT estimate
+  // they follow (0: none yet).
+  std::size_t receive_buffer() const { return rcv_buf_.capacity(); }
+  std::size_t send_buffer() const { return snd_buf_.capacity(); }
+  std::uint64_t receive_rtt_ns() const { return rcv_space_.rtt_ns; }
   bool timestamps_enabled() const { return ts_ok_; }
   bool sack_enabled() const { return sack_ok_; }  // RFC 2018 2: both SYNs had SACK-permitted
   bool ecn_enabled() const { return ecn_ok_; }    // RFC 3168 6.1.1: both SYNs agreed
@@ -369,6 +377,16 @@ class connection {
   void output_loss_probe(std::uint64_t now_ns, segment_sink sink);
   void check_loss_probe(const scoreboard::update& u, std::uint64_t now_ns);
 
+  // buffer_tuning.cc: the buffers' auto-tuning.
+  bool rcv_tuned() const { return cfg_.recv_buffer_max > cfg_.recv_buffer; }
+  bool snd_tuned() const { return cfg_.send_buffer_max > cfg_.send_buffer; }
+  void note_taken(std::size_t n);
+  void measure_rcv_rtt(const tcp_segment& seg, std::size_t len, std::uint64_t now_ns);
+  void adjust_rcv_space(std::uint64_t now_ns);
+  void adjust_snd_space();
+  void grow_send_buffer();
+  bool grow(ring_buffer& ring, std::size_t capacity);
+
   // cwnd_use.cc: RFC 9438 5.8, RFC 7661: whether the window limits sending.
   void note_cwnd_use();
   bool cwnd_limited() const;
@@ -453,6 +471,22 @@ class connection {
 
   ring_buffer snd_buf_;
   ring_buffer rcv_buf_;
+  // buffer_tuning.cc (Linux's rcvq_space and rcv_rtt_est): what the application
+  // took in the last measured round trip, the capacity the next read grows
+  // the buffer to, and the receiver's own RTT estimate, from timestamps or
+  // the time a window's worth of data takes to come.
+  struct rcv_space_state {
+    std::uint64_t taken = 0;         // bytes the application has taken, ever
+    std::uint64_t mark = 0;          // `taken` when this measurement began
+    std::uint64_t since_ns = 0;      // when it began; 0: not yet
+    std::size_t space = 0;           // bytes taken in the last measured round trip
+    std::size_t want = 0;            // capacity for the next read to grow the buffer to
+    std::uint64_t rtt_ns = 0;        // 0: none yet
+    seq32 rtt_seq{};                 // without timestamps: the end of the window being timed
+    std::uint64_t rtt_since_ns = 0;  // and when it was offered; 0: none timed
+  } rcv_space_;
+  std::size_t snd_want_ = 0;  // buffer_tuning.cc: the send buffer's next capacity
+  bool growth_held_ = false;  // a growth waits for the process's rings to shrink
   assembler ooo_;
   // RFC 2018 4: where the latest out-of-order segments began, newest first:
   // their blocks are reported first, so each goes out in several ACKs.

@@ -40,6 +40,7 @@ connection::step_result connection::process_data(const tcp_segment& seg, const i
     const std::size_t joined = ooo_.take_front();
     rcv_buf_.commit(joined);
     rcv_nxt_ += std::uint32_t(n + joined);
+    if (n > 0) measure_rcv_rtt(seg, n, now_ns);
     if (n + joined > 0) events_.add(event::readable);
     if (ooo_fin_ && *ooo_fin_ == rcv_nxt_) {
       ooo_fin_.reset();

@@ -124,6 +124,21 @@ void ring_buffer::consume(std::size_t n) {
   size_ -= n;
 }
 
+void ring_buffer::grow(std::size_t capacity) {
+  if (capacity <= capacity_) return;
+  g_live_bytes.fetch_add(capacity - capacity_, std::memory_order_relaxed);
+  if (data_) {
+    auto bigger = std::make_unique_for_overwrite<std::byte[]>(capacity);
+    // The whole old ring, front first: out-of-order bytes past the readable
+    // ones keep their offsets.
+    copy_out(head_, {bigger.get(), capacity_});
+    g_allocated_bytes.fetch_add(capacity - capacity_, std::memory_order_relaxed);
+    data_ = std::move(bigger);
+    head_ = 0;
+  }
+  capacity_ = capacity;
+}
+
 void ring_buffer::clear() {
   head_ = 0;
   size_ = 0;

@@ -4,7 +4,8 @@
 // (not at construction, and not zeroed): a connection that has never
 // carried data holds none, one that carried a little has touched a page or
 // two of it, as Linux's socket buffers cost nothing until an skb is queued.
-// Nothing allocates after that.
+// Nothing allocates after that, unless the owner grows it (grow(): the
+// buffers' auto-tuning, buffer_tuning.cc).
 //
 // The receive side also holds out-of-order data (RFC 9293 3.10.7.4: segments
 // beyond RCV.NXT may be kept for later delivery): write_at() places bytes in
@@ -55,6 +56,11 @@ class ring_buffer {
   // again (the RX path copies a segment's payload there as it checks its sum).
   std::span<std::byte> free_contiguous(std::size_t max);
   void clear();
+  // A larger capacity, every byte kept at its place relative to the front:
+  // the readable ones and those write_at() put past them. Existing storage
+  // is copied into a new allocation (spans handed out before are invalid
+  // after); none is made for a ring that has none. Smaller: nothing.
+  void grow(std::size_t capacity);
 
   // Whether the storage exists (the first write_at/free_contiguous made it).
   bool allocated() const { return data_ != nullptr; }

@@ -29,6 +29,7 @@ void connection::output(std::uint64_t now_ns, segment_sink sink) {
     default:
       break;
   }
+  adjust_rcv_space(now_ns);
   output_data(now_ns, sink);
   if (loss_probe_due_) output_loss_probe(now_ns, sink);
   output_probes(now_ns, sink);
@@ -111,6 +112,7 @@ void connection::output_data(std::uint64_t now_ns, segment_sink sink) {
     if (fresh) arm_loss_probe(now_ns);
   }
   note_cwnd_use();
+  adjust_snd_space();
   // Data held back with nothing in flight: no ACK will come to release it.
   // The persist timer sends it, or probes a zero window (RFC 9293 3.8.6.1,
   // RFC 1122 4.2.3.4's override timeout); the retransmission timer has

@@ -20,13 +20,17 @@ std::unexpected<std::error_code> cannot_send(std::error_code error) {
 std::expected<std::size_t, std::error_code> connection::send(std::span<const std::byte> data) {
   // RFC 9293 3.10.2: in SYN-SENT and SYN-RECEIVED the data is queued for
   // after the handshake.
-  if (writable_state()) return snd_buf_.write(data);
-  return cannot_send(error_);
+  if (!writable_state()) return cannot_send(error_);
+  const std::size_t n = snd_buf_.write(data);
+  grow_send_buffer();  // after the write: `data` may lie in the ring (send_room)
+  return n;
 }
 
 std::expected<std::size_t, std::error_code> connection::recv(std::span<std::byte> out) {
   if (rcv_buf_.empty() && error_) return std::unexpected(error_);
-  return rcv_buf_.read(out);
+  const std::size_t n = rcv_buf_.read(out);
+  note_taken(n);
+  return n;
 }
 
 std::expected<std::span<const std::byte>, std::error_code> connection::recv_view() const {
@@ -34,11 +38,16 @@ std::expected<std::span<const std::byte>, std::error_code> connection::recv_view
   return rcv_buf_.contiguous_at(0, rcv_buf_.size());
 }
 
-void connection::consume(std::size_t n) { rcv_buf_.consume(std::min(n, rcv_buf_.size())); }
+void connection::consume(std::size_t n) {
+  n = std::min(n, rcv_buf_.size());
+  rcv_buf_.consume(n);
+  note_taken(n);
+}
 
 std::expected<std::span<std::byte>, std::error_code> connection::send_room() {
-  if (writable_state()) return snd_buf_.free_contiguous(snd_buf_.capacity());
-  return cannot_send(error_);
+  if (!writable_state()) return cannot_send(error_);
+  grow_send_buffer();
+  return snd_buf_.free_contiguous(snd_buf_.capacity());
 }
 
 void connection::shutdown_write() {

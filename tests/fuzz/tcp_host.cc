@@ -271,8 +271,12 @@ class driver {
     require(host_.accept_queue() <= l.config().accept_backlog, "more connections to accept than the backlog");
     std::size_t buffers = 0;
     host_.each([&](const connection& c) {
-      buffers += c.config().send_buffer + c.config().recv_buffer;
-      require(c.readable() <= c.config().recv_buffer, "more to read than the receive buffer holds");
+      const std::size_t most = std::max(c.config().recv_buffer, c.config().recv_buffer_max);
+      require(c.receive_buffer() <= most, "a receive buffer grown past recv_buffer_max");
+      require(c.send_buffer() <= std::max(c.config().send_buffer, c.config().send_buffer_max),
+              "a send buffer grown past send_buffer_max");
+      buffers += c.send_buffer() + c.receive_buffer();
+      require(c.readable() <= c.receive_buffer(), "more to read than the receive buffer holds");
       const connection_stats& s = c.stats();
       require(s.retransmitted_segments <= s.segments_sent, "more segments resent than sent");
     });

@@ -125,7 +125,9 @@ void run_one(std::span<const std::uint8_t> in) {
     const connection_stats& s = c->stats();
     require(s.retransmitted_segments <= s.segments_sent, "more segments resent than sent");
     require(s.fast_retransmits <= s.retransmitted_segments, "more fast retransmits than retransmissions");
-    require(c->readable() <= c->config().recv_buffer, "more bytes held to read than the receive buffer");
+    require(c->receive_buffer() <= std::max(c->config().recv_buffer, c->config().recv_buffer_max),
+            "a receive buffer grown past recv_buffer_max");
+    require(c->readable() <= c->receive_buffer(), "more bytes held to read than the receive buffer");
   }
 }
 

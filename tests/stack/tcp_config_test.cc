@@ -1,7 +1,7 @@
 // The file's [tcp] keys as every connection of the stack gets them
 // (stack_config_from into stack_config::tcp): the retransmission and probe
-// bounds, the FIN-WAIT-2 timeout, keepalive's timing and the user timeout,
-// with Linux's sysctl defaults and its ranges.
+// bounds, the FIN-WAIT-2 timeout, keepalive's timing, the user timeout and
+// the receive buffer's tuning, with Linux's sysctl defaults and its ranges.
 
 #include <gtest/gtest.h>
 
@@ -37,13 +37,19 @@ TEST(tcp_config, TheDefaultsAreLinuxs) {
   EXPECT_EQ(t.keepalive.count, 9u);
   EXPECT_FALSE(t.keepalive.enabled);  // a stream turns it on
   EXPECT_EQ(t.user_timeout_ns, 0u);
+  EXPECT_EQ(t.recv_buffer, 256u * 1024);
+  EXPECT_EQ(t.recv_buffer_max, 6u * 1024 * 1024);  // tcp_rmem[2]
+  EXPECT_EQ(t.send_buffer, 256u * 1024);
+  EXPECT_EQ(t.send_buffer_max, 4u * 1024 * 1024);  // tcp_wmem[2]
+  EXPECT_EQ(t.buffer_memory_limit, 0u);            // the stack's default: 3/32 of memory
 }
 
 TEST(tcp_config, EachKeyReachesEveryConnectionsSettings) {
   auto sc = with_tcp(
       "retransmissions = 8\nsyn_retransmissions = 3\nsynack_retransmissions = 2\norphan_probes = 1\n"
       "fin_timeout_s = 10\nkeepalive_idle_s = 600\nkeepalive_interval_s = 10\nkeepalive_count = 3\n"
-      "user_timeout_ms = 30000\n");
+      "user_timeout_ms = 30000\nreceive_buffer_kb = 64\nreceive_buffer_max_kb = 16384\n"
+      "send_buffer_kb = 32\nsend_buffer_max_kb = 8192\nbuffer_memory_mb = 512\n");
   ASSERT_TRUE(sc.has_value()) << sc.error();
   const tcp::connection_config& t = sc->tcp;
   EXPECT_EQ(t.max_retransmissions, 8u);
@@ -55,6 +61,11 @@ TEST(tcp_config, EachKeyReachesEveryConnectionsSettings) {
   EXPECT_EQ(t.keepalive.interval_ns, 10 * s);
   EXPECT_EQ(t.keepalive.count, 3u);
   EXPECT_EQ(t.user_timeout_ns, 30'000 * ms);
+  EXPECT_EQ(t.recv_buffer, 64u * 1024);
+  EXPECT_EQ(t.recv_buffer_max, 16u * 1024 * 1024);
+  EXPECT_EQ(t.send_buffer, 32u * 1024);
+  EXPECT_EQ(t.send_buffer_max, 8u * 1024 * 1024);
+  EXPECT_EQ(t.buffer_memory_limit, 512u * 1024 * 1024);
 }
 
 // Bad input names the file, line, key and the allowed values.
@@ -65,6 +76,7 @@ TEST(tcp_config, AValueOutOfRangeNamesTheKeyAndItsRange) {
   EXPECT_NE(sc.error().find("1..127"), std::string::npos) << sc.error();
   EXPECT_FALSE(with_tcp("user_timeout_ms = -1\n").has_value());
   EXPECT_FALSE(with_tcp("retransmissions = 0\n").has_value());
+  EXPECT_FALSE(with_tcp("receive_buffer_kb = 2\n").has_value());
 }
 
 }  // namespace

@@ -12,6 +12,7 @@ class Options : public tcp_test {
     config.window_scaling = true;
     config.timestamps = true;
     config.recv_buffer = 256 * 1024;  // window scale 3
+    config.recv_buffer_max = 0;       // for a buffer that does not grow (buffer_tuning_test.cc)
   }
   // Our SYN, answered with a SYN,ACK carrying `peer` options (a timestamp
   // option there echoes our SYN's).

@@ -185,6 +185,38 @@ TEST_F(ring_buffer_test, StorageComesWithTheFirstByteNotWithTheRing) {
   EXPECT_FALSE(none.allocated());
 }
 
+// The receive buffer's auto-tuning grows a ring in use: readable bytes
+// across the wrap and out-of-order bytes past them keep their places.
+TEST_F(ring_buffer_test, GrowKeepsEveryByteAtItsPlace) {
+  ring_buffer r(8);
+  r.write(bytes("123456"));
+  r.consume(5);                                 // "6" at index 5
+  r.write(bytes("abc"));                        // indexes 6, 7, 0
+  ASSERT_EQ(r.write_at(1, bytes("xy")), 2u);    // past a one-byte hole: indexes 2, 3
+  r.grow(16);
+  EXPECT_EQ(r.capacity(), 16u);
+  EXPECT_EQ(r.free(), 12u);
+  EXPECT_EQ(ring_buffer::live_bytes(), 16u);
+  EXPECT_EQ(ring_buffer::allocated_bytes(), 16u);
+  EXPECT_EQ(as_string(r.contiguous_at(0, 100)), "6abc");  // no wrap now
+  r.write(bytes("-"));
+  r.commit(2);
+  EXPECT_EQ(r.write(bytes("0123456789")), 9u);  // the new room, all of it
+  EXPECT_EQ(read_all(r), "6abc-xy012345678");
+  r.grow(4);  // never shrinks
+  EXPECT_EQ(r.capacity(), 16u);
+}
+
+// A ring with no storage yet only takes the larger capacity.
+TEST_F(ring_buffer_test, GrowMakesNoStorage) {
+  ring_buffer r(8);
+  r.grow(32);
+  EXPECT_FALSE(r.allocated());
+  EXPECT_EQ(r.free(), 32u);
+  EXPECT_EQ(ring_buffer::live_bytes(), 32u);
+  EXPECT_EQ(ring_buffer::allocated_bytes(), 0u);
+}
+
 TEST_F(ring_buffer_test, LiveBytesCountsEveryRingAndReturnsToZero) {
   {
     ring_buffer a(100);
