@@ -86,7 +86,10 @@ void connection::adjust_rcv_space(std::uint64_t now_ns) {
     // must not make a 64 KB-a-round reader a 2 MB buffer.
     std::uint64_t window = 2 * taken + 16 * std::uint64_t{cfg_.mss};
     window += 2 * (window * std::min<std::uint64_t>(taken - s.space, s.space) / s.space);
-    s.want = std::max(s.want, std::size_t(std::min<std::uint64_t>(window, cfg_.recv_buffer_max)));
+    // No larger than a window can say: without window scaling (the peer's
+    // SYN had none) 64 KiB.
+    const std::uint64_t most = std::min<std::uint64_t>(cfg_.recv_buffer_max, std::uint64_t{0xffff} << rcv_wscale_);
+    s.want = std::max(s.want, std::size_t(std::min(window, most)));
     s.space = std::size_t(taken);
   }
   s.since_ns = now_ns;

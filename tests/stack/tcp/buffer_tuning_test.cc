@@ -32,7 +32,8 @@ class RcvSpace : public tcp_test {
   void handshake() {
     open();
     note(take_emitted());
-    tcp_options o{.mss = 1000, .window_scale = 0};
+    tcp_options o{.mss = 1000};
+    if (!no_scale_) o.window_scale = 0;
     if (config.timestamps) o.timestamps = tcp_timestamps{peer_ts_, last_tsval_};
     send({.control = syn, .seq = rn, .ack = iss + 1, .options = o});
     note(take_emitted());
@@ -91,6 +92,7 @@ class RcvSpace : public tcp_test {
   }
 
   std::uint32_t most = 8'000'000;  // 400 MB/s at 20 ms
+  bool no_scale_ = false;           // the peer's SYN without window scale
   std::uint32_t flight_ = 10'000;
   std::uint32_t sent_ = 0;
   std::uint32_t last_tsval_ = 0;
@@ -156,6 +158,16 @@ TEST_P(RcvSpace, ASizedBufferIsNotTuned) {
   EXPECT_EQ(conn().recv_window_scale(), 1);  // 64 KiB: one more than 16 bits
   EXPECT_LE(rounds(12), 65'000u);
   EXPECT_EQ(conn().receive_buffer(), config.recv_buffer);
+}
+
+// A peer whose SYN had no window scale sees at most 64 KiB: the buffer
+// grows no further than that.
+TEST_P(RcvSpace, WithoutWindowScalingGrowthStopsAtSixtyFourKiB) {
+  config.recv_buffer = 16 * 1024;
+  no_scale_ = true;
+  handshake();
+  rounds(12);
+  EXPECT_EQ(conn().receive_buffer(), 0xffffu);
 }
 
 // The buffer grows to recv_buffer_max and stops there.
