@@ -46,7 +46,7 @@ struct connection_config {
   std::size_t send_buffer_max = 4 * 1024 * 1024;
   // Growth stops while the rings of every connection of the process hold
   // this many bytes or more (ring_buffer::allocated_bytes(); Linux's
-  // tcp_mem); 0: no bound but recv_buffer_max.
+  // tcp_mem); 0: no bound but the two maxima.
   std::size_t buffer_memory_limit = 0;
   bool window_scaling = true;  // RFC 7323 2
   bool timestamps = true;      // RFC 7323 3

@@ -471,10 +471,10 @@ class connection {
 
   ring_buffer snd_buf_;
   ring_buffer rcv_buf_;
-  // buffer_tuning.cc (Linux's rcvq_space and rcv_rtt_est): what the application
-  // took in the last measured round trip, the capacity the next read grows
-  // the buffer to, and the receiver's own RTT estimate, from timestamps or
-  // the time a window's worth of data takes to come.
+  // buffer_tuning.cc (Linux's rcvq_space and rcv_rtt_est): what the
+  // application took in the last measured round trip, the capacity the next
+  // read grows the buffer to, and the receiver's own RTT estimate, from
+  // timestamps or the time data past an offered edge takes to come.
   struct rcv_space_state {
     std::uint64_t taken = 0;         // bytes the application has taken, ever
     std::uint64_t mark = 0;          // `taken` when this measurement began
