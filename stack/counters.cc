@@ -62,6 +62,8 @@ std::string format_counters(unsigned core, const core_counters& c) {
   if (const auto n = get(c.syn_cookies_accepted)) out += fmt::format(" tcp.syn_cookies_accepted={}", n);
   if (const auto n = get(c.time_wait_reopened)) out += fmt::format(" tcp.time_wait_reopened={}", n);
   if (const auto n = get(c.icmp_errors_taken)) out += fmt::format(" icmp.errors_taken={}", n);
+  for (std::size_t i = 0; i < tcp_total_count; ++i)
+    if (const auto n = get(c.tcp_counted[i])) out += fmt::format(" tcp.{}={}", tcp_totals[i].name, n);
   for (std::size_t r = 1; r < tcp::end_reason_count; ++r)
     if (const auto n = get(c.tcp_ended[r])) out += fmt::format(" tcp.ended.{}={}", to_string(tcp::end_reason(r)), n);
   if (const auto n = get(c.rps_backlog_full)) out += fmt::format(" drop.rps_backlog_full={}", n);
@@ -127,6 +129,9 @@ void append_metrics(std::vector<affine::metric_sample>& out, unsigned port, std:
     emit(out, "affine_stack_tcp_connections_ended_total", "TCP connections that reached CLOSED, by why.", port,
          column([](const core_counters& c) -> const auto& { return c.tcp_ended; }, r), "reason",
          to_string(tcp::end_reason(r)));
+  for (std::size_t i = 0; i < tcp_total_count; ++i)
+    emit(out, fmt::format("affine_stack_tcp_{}_total", tcp_totals[i].name), tcp_totals[i].help, port,
+         column([](const core_counters& c) -> const auto& { return c.tcp_counted; }, i));
   for (std::size_t d = 0; d < 4; ++d)
     emit(out, "affine_stack_rps_distance_total", "Packets per-queue RPS steered, by how far from the RX core.", port,
          column([](const core_counters& c) -> const auto& { return c.rps_distance; }, d), "distance",

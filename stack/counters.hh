@@ -18,6 +18,7 @@
 #include "reactor/policy/busy_poll.hh"
 #include "reactor/policy/rps.hh"
 #include "stack/tcp/state.hh"
+#include "stack/tcp_totals.hh"
 #include "stack/wire/error.hh"
 
 namespace affine::stack {
@@ -107,6 +108,8 @@ class core_counters {
   std::atomic<std::uint64_t> time_wait_reopened{0};
   // ICMP errors a connection acted on (rx_icmp.cc).
   std::atomic<std::uint64_t> icmp_errors_taken{0};
+  // What connections counted, summed (stack/tcp_totals.hh, tcp_totals order).
+  std::array<std::atomic<std::uint64_t>, tcp_total_count> tcp_counted{};
 
  private:
   void bump(std::size_t i) noexcept { v_[i].store(v_[i].load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }

@@ -216,6 +216,7 @@ stack::settled stack::settle(tcp_socket& s, std::uint64_t now) {
   count_time_wait(pc, s);
   const tcp::event_set ev = s.conn.take_events();
   using tcp::event;
+  if (ev.has(event::counted)) fold_tcp_totals(s.conn.stats(), s.folded, pc.counters.tcp_counted);
   if (ev.has(event::closed)) bump(pc.counters.tcp_ended[std::size_t(s.conn.end())]);
   // The kernel wakes socket readers and writers with sync wakeups
   // (sock_def_readable, sk_stream_write_space); so does the RX path here.

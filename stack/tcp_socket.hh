@@ -46,6 +46,7 @@ class tcp_socket {
   listen_socket* parent = nullptr;  // under lock: the listener until accepted
   bool in_table = false;            // under lock
   bool in_time_wait = false;        // under lock: counted in the stack's TIME-WAIT total
+  tcp::connection_stats folded;     // under lock: what the stack's totals hold of conn's counts (tcp_totals.hh)
   bool handle_open = false;         // under lock: an application handle exists
   // The connection's next deadline, published for the home core's timer
   // fiber (written under lock, read without).

@@ -125,7 +125,7 @@ void connection::process_new_ack(const tcp_segment& seg, std::uint64_t now_ns) {
       // first partial ACK only (the "Impatient" variant).
       cc_->on_partial_ack(data_acked);
       retransmit_head_ = true;
-      ++stats_.fast_retransmits;
+      count(&connection_stats::fast_retransmits);
       restart_timer = !partial_ack_seen_;
       partial_ack_seen_ = true;
     }
@@ -171,7 +171,7 @@ bool connection::is_duplicate_ack(const tcp_segment& seg) const {
 }
 
 void connection::process_duplicate_ack(std::uint64_t now_ns) {
-  ++stats_.duplicate_acks;
+  count(&connection_stats::duplicate_acks);
   ++dup_acks_;
   if (in_recovery_) {
     // RFC 6582 3.2 step 4: inflate; output() sends new data if cwnd allows.
@@ -193,7 +193,7 @@ void connection::process_duplicate_ack(std::uint64_t now_ns) {
   cc_->on_enter_recovery(std::uint32_t(snd_max_ - snd_una_), now_ns);
   // RFC 5681 3.2 step 3 / RFC 6582 3.2 step 3: retransmit the lost segment.
   retransmit_head_ = true;
-  ++stats_.fast_retransmits;
+  count(&connection_stats::fast_retransmits);
 }
 
 // RFC 9293 3.10.7.4 fifth: "If SND.WL1 < SEG.SEQ or (SND.WL1 = SEG.SEQ and

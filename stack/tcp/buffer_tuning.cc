@@ -100,7 +100,7 @@ void connection::adjust_rcv_space(std::uint64_t now_ns) {
 // asked it to.
 void connection::note_taken(std::size_t n) {
   rcv_space_.taken += n;
-  if (rcv_space_.want > rcv_buf_.capacity() && grow(rcv_buf_, rcv_space_.want)) ++stats_.receive_buffer_grown;
+  if (rcv_space_.want > rcv_buf_.capacity() && grow(rcv_buf_, rcv_space_.want)) count(&connection_stats::receive_buffer_grown);
 }
 
 // After each pass that sends data (output_data).
@@ -119,7 +119,7 @@ void connection::adjust_snd_space() {
 // The application writes or asks for room: the buffer grows now if
 // sending asked it to.
 void connection::grow_send_buffer() {
-  if (snd_want_ > snd_buf_.capacity() && grow(snd_buf_, snd_want_)) ++stats_.send_buffer_grown;
+  if (snd_want_ > snd_buf_.capacity() && grow(snd_buf_, snd_want_)) count(&connection_stats::send_buffer_grown);
 }
 
 // Under the process's bound on ring memory; a growth withheld is counted
@@ -127,7 +127,7 @@ void connection::grow_send_buffer() {
 bool connection::grow(ring_buffer& ring, std::size_t capacity) {
   const std::size_t limit = cfg_.buffer_memory_limit;
   if (limit != 0 && ring_buffer::allocated_bytes() + (capacity - ring.capacity()) > limit) {
-    if (!growth_held_) ++stats_.buffer_growth_held;
+    if (!growth_held_) count(&connection_stats::buffer_growth_held);
     growth_held_ = true;
     return false;
   }

@@ -76,8 +76,11 @@ enum class icmp_error : std::uint8_t {
   net_unreachable,       // soft, likewise (ENETUNREACH)
 };
 
+// What a connection counted. Each counter but segments_sent moves through
+// connection::count, which raises event::counted: the stack adds the change
+// to its per-core totals (stack/tcp_totals.hh), as Linux's TcpExt MIB.
 struct connection_stats {
-  std::uint64_t segments_sent = 0;
+  std::uint64_t segments_sent = 0;  // the stack counts these itself (tcp_segments_out)
   std::uint64_t retransmission_timeouts = 0;  // RFC 6298 5.4 expiries
   std::uint64_t retransmitted_segments = 0;   // all resent data, SYN or FIN
   std::uint64_t fast_retransmits = 0;         // RFC 5681 3.2 / RFC 6582 3.2 (incl. partial ACKs)
@@ -566,6 +569,11 @@ class connection {
   admission* admission_ = nullptr;
 
   connection_stats stats_;
+  // Counts `n` of one of stats_'s events, and says so (event::counted).
+  void count(std::uint64_t connection_stats::*counter, std::uint64_t n = 1) {
+    stats_.*counter += n;
+    events_.add(event::counted);
+  }
 };
 
 }  // namespace affine::stack::tcp

@@ -36,7 +36,7 @@ void connection::ecn_arrives(const tcp_segment& seg) {
   // RFC 3168 6.1.3: CWR ends the echo; a CE mark on the same segment starts it again.
   if (seg.cwr) ece_owed_ = false;
   if (seg.ecn != ip_ecn::ce) return;
-  ++stats_.ecn_ce_received;
+  count(&connection_stats::ecn_ce_received);
   // The first ACK with ECE goes at once, not after a delayed-ACK timer (Linux).
   if (!ece_owed_) ack_now_ = true;
   ece_owed_ = true;
@@ -44,7 +44,7 @@ void connection::ecn_arrives(const tcp_segment& seg) {
 
 // An ACK with ECE, SND.UNA =< SEG.ACK =< SND.MAX: the sender's part.
 void connection::ecn_echo_arrives(const tcp_segment& seg, std::uint64_t now_ns) {
-  ++stats_.ecn_echoes_received;
+  count(&connection_stats::ecn_echoes_received);
   if (in_recovery_) {
     // The loss's reduction answers this window's congestion too; CWR tells
     // the receiver, and the next reduction waits for data past `recover`.
@@ -61,7 +61,7 @@ void connection::ecn_echo_arrives(const tcp_segment& seg, std::uint64_t now_ns) 
   ecn_high_ = snd_max_;
   cc_->on_ecn_echo(std::uint32_t(snd_max_ - snd_una_), now_ns);
   cwr_owed_ = true;
-  ++stats_.ecn_reductions;
+  count(&connection_stats::ecn_reductions);
   // Not given back by a later verdict on an earlier loss (Linux clears its
   // undo marker on entering CWR): the echo is congestion, not reordering.
   undo_ = undo_episode{};

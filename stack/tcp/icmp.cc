@@ -29,17 +29,17 @@ void connection::set_path_mtu(std::uint32_t mtu) {
 
 bool connection::on_icmp(icmp_error e, seq32 quoted_seq, std::uint32_t path_mtu, std::uint64_t now_ns) {
   if (!in_flight(quoted_seq)) {
-    ++stats_.icmp_out_of_window;
+    count(&connection_stats::icmp_out_of_window);
     return false;
   }
-  ++stats_.icmp_errors;
+  count(&connection_stats::icmp_errors);
   switch (e) {
     case icmp_error::fragmentation_needed: {
       // RFC 1191 6.4: segments no larger than the new path MTU allows.
       const std::uint32_t before = eff_mss_;
       set_path_mtu(path_mtu);
       if (eff_mss_ >= before) return true;
-      ++stats_.path_mtu_reductions;
+      count(&connection_stats::path_mtu_reductions);
       // What is in flight was too big for the path and is gone: send it
       // again at the new size, from SND.UNA, as Linux's
       // tcp_simple_retransmit does; a narrower path is not congestion, so

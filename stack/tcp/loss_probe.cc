@@ -72,7 +72,7 @@ void connection::output_loss_probe(std::uint64_t now_ns, segment_sink sink) {
     loss_probe_retransmitted_ = true;
   }
   loss_probe_end_ = snd_max_;
-  ++stats_.loss_probes;
+  count(&connection_stats::loss_probes);
   restart_retransmit_timer(now_ns);
 }
 
@@ -92,7 +92,7 @@ void connection::check_loss_probe(const scoreboard::update& u, std::uint64_t now
     // Everything up to the probe acknowledged. A retransmitted probe that
     // drew no D-SACK repaired a loss: the congestion response of one.
     if (loss_probe_retransmitted_) {
-      ++stats_.loss_probe_repairs;
+      count(&connection_stats::loss_probe_repairs);
       const auto flight = std::uint32_t(snd_max_ - snd_una_);
       cc_->on_enter_recovery(flight + eff_mss_, now_ns);
       cc_->on_exit_recovery(flight);

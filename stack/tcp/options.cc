@@ -48,7 +48,7 @@ void connection::negotiate(const tcp_segment& syn, std::uint64_t now_ns) {
   if (ws_ok_) {
     // RFC 7323 2.3: a shift above 14 is taken as 14.
     snd_wscale_ = std::min<std::uint8_t>(*syn.options.window_scale, 14);
-    if (*syn.options.window_scale > 14) ++stats_.window_scale_clamped;
+    if (*syn.options.window_scale > 14) count(&connection_stats::window_scale_clamped);
   } else {
     // RFC 7323 2.2: both sides scale, or neither does.
     snd_wscale_ = 0;
@@ -65,7 +65,7 @@ void connection::negotiate(const tcp_segment& syn, std::uint64_t now_ns) {
   // TCP options every segment carries.
   const std::uint32_t offered = syn.options.mss.value_or(default_mss(tuple_));
   const std::uint32_t peer = std::max(offered, min_mss);
-  if (offered < min_mss) ++stats_.peer_mss_raised;  // CVE-2019-11479
+  if (offered < min_mss) count(&connection_stats::peer_mss_raised);  // CVE-2019-11479
   // RFC 1191: and within the path MTU, where one is known (icmp.cc).
   eff_mss_ = std::min<std::uint32_t>({peer, cfg_.mss, path_mss_}) - (ts_ok_ ? ts_option_bytes : 0);
 }

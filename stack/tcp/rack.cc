@@ -38,7 +38,7 @@ void connection::note_transmit(seq32 begin, seq32 end, std::uint64_t now_ns) {
     rexmit_high_ = seq_max(rexmit_high_, r.end);
   }
   const seq32 covered = log_.empty() ? begin : seq_max(log_.back().end, begin);
-  if (covered < end && !log_.append(covered, end, now_ns)) ++stats_.sent_log_full;
+  if (covered < end && !log_.append(covered, end, now_ns)) count(&connection_stats::sent_log_full);
 }
 
 // RFC 8985 6.2 steps 2 and 3 for one segment newly delivered (cumulatively
@@ -50,7 +50,7 @@ void connection::rack_deliver(const sent_record& r, const tcp_segment& seg, std:
     rack_.fack = r.end;
     rack_.have_fack = true;
   } else if (r.end < rack_.fack && !r.retransmitted) {
-    if (!rack_.reord) ++stats_.reordering_seen;
+    if (!rack_.reord) count(&connection_stats::reordering_seen);
     rack_.reord = true;
   }
   const std::uint64_t rtt = now_ns - r.xmit_ns;
@@ -181,8 +181,8 @@ void connection::rack_detect_loss(std::uint64_t now_ns) {
     if (unsacked == 0) continue;
     r.lost_bytes = unsacked;
     lost_bytes_ += unsacked;
-    ++stats_.rack_marked_lost;
-    if (r.retransmitted) ++stats_.lost_retransmits;
+    count(&connection_stats::rack_marked_lost);
+    if (r.retransmitted) count(&connection_stats::lost_retransmits);
   }
   if (latest != 0) timers_.reorder = latest;
 }
@@ -190,7 +190,7 @@ void connection::rack_detect_loss(std::uint64_t now_ns) {
 // RFC 8985 6.3: the reorder timer ran out: detect again, and start
 // recovery if something is lost, with one segment's worth to send.
 void connection::on_reorder_timeout(std::uint64_t now_ns) {
-  ++stats_.reorder_timeouts;
+  count(&connection_stats::reorder_timeouts);
   rack_detect_loss(now_ns);
   if (lost_bytes_ == 0) return;
   if (!in_recovery_ && snd_una_ >= recover_) enter_sack_recovery(now_ns);

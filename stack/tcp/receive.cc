@@ -60,7 +60,7 @@ connection::step_result connection::process_data(const tcp_segment& seg, const i
   const std::size_t n = rcv_buf_.write_at(offset, in.data);
   if (n > 0) {
     if (ooo_.add(offset, n) == assembler::add_result::too_many_ranges) {
-      ++stats_.ooo_ranges_full;
+      count(&connection_stats::ooo_ranges_full);
     } else {
       note_out_of_order(in.seq);  // new or held already: its block goes first (RFC 2018 4)
     }

@@ -41,7 +41,7 @@ void connection::note_out_of_order(seq32 seq) {
 void connection::note_duplicate(seq32 begin, seq32 end) {
   if (!sack_ok_ || !(begin < end)) return;
   dsack_ = tcp_sack_block{begin, end};
-  ++stats_.dsacks_sent;
+  count(&connection_stats::dsacks_sent);
 }
 
 void connection::add_sack_blocks(tcp_options& o, std::uint32_t room_bytes) const {

@@ -14,9 +14,9 @@ namespace affine::stack::tcp {
 scoreboard::update connection::take_sack(const tcp_segment& seg, seq32 una_after) {
   const scoreboard::update u =
       sb_.take({seg.options.sack, seg.options.sack_count}, una_after, snd_max_);
-  if (u.dsack) ++stats_.dsacks_received;
-  stats_.sack_blocks_rejected += u.rejected;
-  if (u.full) ++stats_.sack_ranges_full;
+  if (u.dsack) count(&connection_stats::dsacks_received);
+  if (u.rejected > 0) count(&connection_stats::sack_blocks_rejected, u.rejected);
+  if (u.full) count(&connection_stats::sack_ranges_full);
   return u;
 }
 
@@ -29,7 +29,7 @@ bool connection::sack_duplicate(const tcp_segment& seg, const scoreboard::update
 }
 
 void connection::enter_sack_recovery(std::uint64_t now_ns) {
-  ++stats_.sack_recoveries;
+  count(&connection_stats::sack_recoveries);
   // RFC 6675 5 (4.1): RecoveryPoint = HighData; (4.2) the reduction; the
   // retransmission follows from NextSeg on the next output().
   in_recovery_ = true;
@@ -122,7 +122,7 @@ void connection::output_sack_recovery(std::uint64_t now_ns, segment_sink sink) {
         snd_max_ = seq_max(snd_max_, snd_nxt_);
         break;
       case next_segment::kind::retransmit:
-        ++stats_.fast_retransmits;
+        count(&connection_stats::fast_retransmits);
         break;
     }
     // RFC 6937: prr_out += data sent; a segment takes a whole sndcnt's

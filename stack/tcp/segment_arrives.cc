@@ -189,16 +189,16 @@ std::optional<tcp_segment> connection::challenge_ack(std::uint64_t now_ns) {
     challenge_acks_in_window_ = 0;
   }
   if (challenge_acks_in_window_ >= cfg_.challenge_ack_limit) {
-    ++stats_.challenge_acks_limited;
+    count(&connection_stats::challenge_acks_limited);
     return std::nullopt;
   }
   ++challenge_acks_in_window_;
   // Then the stack's randomized budget (challenge_budget.hh).
   if (cfg_.global_challenge_budget != nullptr && !cfg_.global_challenge_budget->take(now_ns)) {
-    ++stats_.challenge_acks_limited;
+    count(&connection_stats::challenge_acks_limited);
     return std::nullopt;
   }
-  ++stats_.challenge_acks;
+  count(&connection_stats::challenge_acks);
   return ack_segment(now_ns);  // <SEQ=SND.NXT><ACK=RCV.NXT><CTL=ACK>, SND.MAX: see ack_segment()
 }
 

@@ -84,6 +84,7 @@ enum class event : std::uint8_t {
   connected = 1u << 2,     // reached ESTABLISHED
   closed = 1u << 3,        // reached CLOSED (done, reset or timed out)
   accept_ready = 1u << 4,  // entered its listener's accept queue
+  counted = 1u << 5,       // a connection_stats counter moved (connection::count)
 };
 
 class event_set {

@@ -55,7 +55,7 @@ void connection::on_timer(std::uint64_t now_ns) {
 }
 
 void connection::on_retransmit_timeout(std::uint64_t now_ns) {
-  ++stats_.retransmission_timeouts;
+  count(&connection_stats::retransmission_timeouts);
   if (const end_reason why = retransmissions_end(now_ns); why != end_reason::open) {
     // RFC 1122 4.2.3.5: R2 reached, give up. A passive handshake that never
     // completed ends quietly: no application knows of it. The error is
@@ -133,7 +133,7 @@ void connection::on_persist_timeout(std::uint64_t now_ns) {
   // max_orphan_probes, answered or not, and resets the peer (Linux's
   // tcp_probe_timer for a dead socket).
   if (user_closed_ && ++orphan_probes_ > cfg_.max_orphan_probes) {
-    ++stats_.orphans_reset;
+    count(&connection_stats::orphans_reset);
     rst_pending_ = true;
     enter_closed(std::make_error_code(std::errc::timed_out), end_reason::orphan_probes);
     return;

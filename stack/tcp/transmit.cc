@@ -45,7 +45,7 @@ void connection::output_syn(std::uint64_t now_ns, segment_sink sink) {
   if (snd_nxt_ != iss_) return;
   tcp_segment syn = make_segment(tcp_control::syn, iss_, now_ns);
   if (snd_max_ != iss_) {
-    ++stats_.retransmitted_segments;
+    count(&connection_stats::retransmitted_segments);
   } else {
     // RFC 6298 3 (Karn): time the first SYN only. With timestamps
     // negotiated the echo is used instead (sample_rtt).
@@ -147,7 +147,7 @@ void connection::send_data_segment(seq32 seq, std::uint32_t len, bool fin, std::
   seg.psh = len > 0 && seq + len == fin_seq();
   mark_data_ecn(seg, seq >= snd_max_);
   if (seq < snd_max_) {
-    ++stats_.retransmitted_segments;
+    count(&connection_stats::retransmitted_segments);
     note_episode_retransmission(now_ns);
     // RFC 6298 3 (Karn): a retransmitted segment gives no RTT sample.
     if (rtt_seq_ && *rtt_seq_ >= seq) rtt_seq_.reset();
@@ -174,7 +174,7 @@ void connection::output_probes(std::uint64_t now_ns, segment_sink sink) {
     const seq32 end = fin_seq();
     const std::uint32_t queued = snd_nxt_ < end ? std::uint32_t(end - snd_nxt_) : 0;
     if (queued > 0 && snd_nxt_ == snd_una_) {
-      ++stats_.persist_probes;
+      count(&connection_stats::persist_probes);
       if (snd_wnd_ == 0) {
         // RFC 9293 3.8.6.1: probe a zero window with one octet of new data.
         // SND.NXT stays: the octet is sent again as data once the window opens.
@@ -198,7 +198,7 @@ void connection::output_probes(std::uint64_t now_ns, segment_sink sink) {
     // RFC 1122 4.2.3.6: <SEQ=SND.NXT-1><ACK=RCV.NXT>, no data: the peer
     // answers with an ACK.
     keepalive_probe_due_ = false;
-    ++stats_.keepalive_probes;
+    count(&connection_stats::keepalive_probes);
     tcp_segment probe = make_segment(tcp_control::none, snd_nxt_ - 1, now_ns);
     emit(probe, sink);
   }

@@ -72,14 +72,14 @@ bool connection::dsack_spurious(const scoreboard::update& u) {
 }
 
 void connection::undo_reduction(std::uint64_t now_ns) {
-  ++stats_.spurious_undos;
+  count(&connection_stats::spurious_undos);
   cc_->on_undo(undo_.prior_cwnd, undo_.prior_ssthresh);
   in_recovery_ = false;
   sndcnt_ = 0;
   // A later loss in this window may start recovery of its own.
   recover_ = snd_una_;
   forget_lost_marks();
-  if (!rack_.reord) ++stats_.reordering_seen;
+  if (!rack_.reord) count(&connection_stats::reordering_seen);
   rack_.reord = true;
   if (undo_.timeout) {
     // RFC 4015 2: the timeout was spurious: on with new data, not the

@@ -1,7 +1,8 @@
 // A peer that vanishes (the link cut both ways: a pulled cable, a host
 // gone): the stream options that bound how long a connection waits for it
 // reach the connection and end it with ETIMEDOUT, counted by why
-// (tcp.ended.*), between two stacks on the in-process wire, through the
+// (tcp.ended.*), and what the connection did on the way is in the stack's
+// totals (stack/tcp_totals.hh), between two stacks on the in-process wire, through the
 // backend's socket API. Without them the
 // wait is two hours of keepalive silence, or 15 retransmissions (about 9
 // minutes) for data.
@@ -10,8 +11,13 @@
 
 #include <array>
 #include <chrono>
+#include <algorithm>
 #include <cstdio>
+#include <numeric>
+#include <string>
+#include <vector>
 
+#include "stack/tcp_totals.hh"
 #include "tests/stack/two_stacks.hh"
 
 namespace affine::stack {
@@ -45,16 +51,43 @@ class peer_gone : public testing::two_stacks {
       cut.loss = 1.0;
       for (auto side : {drivers::wire::side::a, drivers::wire::side::b})
         ASSERT_TRUE(link_->set_impairments(side, cut).has_value());
+      a_ = &a;
       body(near);
-      std::array<std::uint64_t, tcp::end_reason_count> ended{};
-      for (unsigned core = 0; core < a.cores(); ++core)
-        for (std::size_t r = 0; r < ended.size(); ++r)
-          ended[r] += a.counters(core).tcp_ended[r].load(std::memory_order_relaxed);
+      const auto ended = ends();
       for (std::size_t r = 0; r < ended.size(); ++r)
         EXPECT_EQ(ended[r], tcp::end_reason(r) == why ? 1u : 0u) << "tcp.ended." << tcp::to_string(tcp::end_reason(r));
+      for (unsigned core = 0; core < a.cores(); ++core) std::printf("%s\n", format_counters(core, a.counters(core)).c_str());
+      for (std::size_t i = 0; i < tcp_total_count; ++i) final_counted_[i] = counted(tcp_totals[i].name);
+      a_ = nullptr;
       far->abort();
     });
   }
+
+  // a's connections that ended, by why, summed over its cores.
+  std::array<std::uint64_t, tcp::end_reason_count> ends() const {
+    std::array<std::uint64_t, tcp::end_reason_count> ended{};
+    for (unsigned core = 0; core < a_->cores(); ++core)
+      for (std::size_t r = 0; r < ended.size(); ++r)
+        ended[r] += a_->counters(core).tcp_ended[r].load(std::memory_order_relaxed);
+    return ended;
+  }
+
+  // What a's connections counted (tcp_totals.hh), summed over its cores;
+  // once a is gone, what they had counted at the end.
+  std::uint64_t counted(std::string_view name) const {
+    const auto it = std::ranges::find(tcp_totals, name, &tcp_total::name);
+    EXPECT_NE(it, tcp_totals.end()) << name;
+    if (it == tcp_totals.end()) return 0;
+    const auto i = std::size_t(it - tcp_totals.begin());
+    if (a_ == nullptr) return final_counted_[i];
+    std::uint64_t sum = 0;
+    for (unsigned core = 0; core < a_->cores(); ++core)
+      sum += a_->counters(core).tcp_counted[i].load(std::memory_order_relaxed);
+    return sum;
+  }
+
+  stack* a_ = nullptr;  // while the stacks run
+  std::array<std::uint64_t, tcp_total_count> final_counted_{};
 
   // A read that ends with the connection: its error and how long it took.
   static std::pair<std::error_code, std::uint64_t> read_until_gone(net::tcp_stream& s) {
@@ -78,6 +111,26 @@ TEST_F(peer_gone, KeepaliveTimingComesFromTheStreamOptions) {
                        EXPECT_GE(took, 1500 * ms);
                        EXPECT_LT(took, 10'000 * ms);
                      });
+  EXPECT_EQ(counted("keepalive_probes"), 1u);
+  EXPECT_EQ(counted("retransmission_timeouts"), 0u);
+}
+
+// The stack's totals follow a connection while it lives, not only once it
+// ends: the first of three unanswered keepalive probes is counted a
+// second before the connection is given up.
+TEST_F(peer_gone, ALiveConnectionIsInTheTotals) {
+  connected_then_cut({.keepalive = true, .keepalive_idle = 1s, .keepalive_interval = 1s, .keepalive_count = 3},
+                     tcp::end_reason::keepalive, [&](net::tcp_stream& s) {
+                       const std::uint64_t t0 = now_ns();
+                       while (counted("keepalive_probes") == 0 && now_ns() - t0 < 10'000 * ms)
+                         ASSERT_TRUE(this_fiber::sleep_for(10ms).has_value());
+                       EXPECT_EQ(counted("keepalive_probes"), 1u);
+                       const auto ended = ends();
+                       EXPECT_EQ(std::accumulate(ended.begin(), ended.end(), std::uint64_t{0}), 0u);
+                       const auto [err, took] = read_until_gone(s);
+                       EXPECT_EQ(err, std::make_error_code(std::errc::timed_out));
+                     });
+  EXPECT_EQ(counted("keepalive_probes"), 3u);
 }
 
 // RFC 9293 3.10.8: data unacknowledged for the user timeout ends the
@@ -90,6 +143,44 @@ TEST_F(peer_gone, UnacknowledgedDataEndsAtTheUserTimeout) {
     EXPECT_GE(took, 400 * ms);
     EXPECT_LT(took, 10'000 * ms);
   });
+  EXPECT_GE(counted("retransmission_timeouts"), 1u);
+  EXPECT_GE(counted("retransmitted_segments"), 1u);
+  EXPECT_EQ(counted("keepalive_probes"), 0u);
+}
+
+// Each of connection_stats' counters is in the totals once (their size is
+// checked where they are declared).
+TEST(tcp_totals, EachCounterOnce) {
+  for (std::size_t i = 0; i < tcp_total_count; ++i)
+    for (std::size_t j = i + 1; j < tcp_total_count; ++j) {
+      EXPECT_NE(tcp_totals[i].counter, tcp_totals[j].counter) << tcp_totals[i].name << " " << tcp_totals[j].name;
+      EXPECT_NE(tcp_totals[i].name, tcp_totals[j].name);
+    }
+}
+
+// A fold adds what moved since the last one, and nothing twice.
+TEST(tcp_totals, AFoldAddsWhatMovedSinceTheLast) {
+  std::array<std::atomic<std::uint64_t>, tcp_total_count> totals{};
+  tcp::connection_stats now, folded;
+  now.segments_sent = 100;  // the stack counts these itself
+  now.sack_recoveries = 2;
+  now.buffer_growth_held = 1;
+  fold_tcp_totals(now, folded, totals);
+  now.sack_recoveries = 5;
+  fold_tcp_totals(now, folded, totals);
+  fold_tcp_totals(now, folded, totals);
+  core_counters c;
+  for (std::size_t i = 0; i < tcp_total_count; ++i) c.tcp_counted[i].store(totals[i].load());
+  const std::string line = format_counters(0, c);
+  EXPECT_NE(line.find(" tcp.sack_recoveries=5"), std::string::npos) << line;
+  EXPECT_NE(line.find(" tcp.buffer_growth_held=1"), std::string::npos) << line;
+  EXPECT_EQ(line.find("segments_sent"), std::string::npos) << line;
+  std::vector<metric_sample> samples;
+  const core_counters* cores[] = {&c};
+  append_metrics(samples, 3, cores);
+  const auto m = std::ranges::find(samples, std::string("affine_stack_tcp_sack_recoveries_total"), &metric_sample::name);
+  ASSERT_NE(m, samples.end());
+  EXPECT_EQ(m->value, 5u);
 }
 
 }  // namespace
