@@ -188,6 +188,12 @@ table_spec tcp() {
                       "or NewReno (RFC 5681, RFC 6582)."),
           boolean("sack", true,
                   "Offer SACK (RFC 2018) on SYNs and report SACK blocks when the peer offered it too."),
+          boolean("pacing", false,
+                  "Pace data: a window leaves over the round trip at twice (slow start) or 1.2 times (after) the "
+                  "window per smoothed RTT, in bursts of about a millisecond of that rate, as Linux's internal "
+                  "pacing or its fq qdisc spread it; false sends it as fast as ACKs release it. Spares a shallow "
+                  "queue on a long path the tail drops of a whole window at line rate; on a LAN a window is less "
+                  "than a millisecond of its rate and nothing waits. Counted: tcp.pacing_holds."),
           enumeration("ecn", {"passive", "on", "off"}, "passive",
                       "Explicit Congestion Notification (RFC 3168): taken when a peer's SYN asks for it (passive, "
                       "Linux's default), asked for on connect too (on), or never (off). Where both sides took it, "

@@ -129,6 +129,7 @@ std::expected<stack_config, std::string> stack_config_from(const config::table_v
   sc.tcp.congestion =
       root.get_string("tcp.congestion") == "newreno" ? tcp::congestion_algorithm::new_reno : tcp::congestion_algorithm::cubic;
   sc.tcp.sack = root.get_bool("tcp.sack");
+  sc.tcp.pacing = root.get_bool("tcp.pacing");
   const std::string& ecn = root.get_string("tcp.ecn");
   sc.tcp.ecn = ecn == "on" ? tcp::ecn_mode::on : ecn == "off" ? tcp::ecn_mode::off : tcp::ecn_mode::passive;
   sc.max_connections = std::size_t(root.get_int("tcp.max_connections"));

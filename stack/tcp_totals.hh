@@ -80,6 +80,8 @@ inline constexpr std::array tcp_totals{
               &tcp::connection_stats::send_buffer_grown},
     tcp_total{"buffer_growth_held", "Buffer growths withheld at tcp.buffer_memory_mb.",
               &tcp::connection_stats::buffer_growth_held},
+    tcp_total{"pacing_holds", "Times data waited for the pacing rate (tcp.pacing).",
+              &tcp::connection_stats::pacing_holds},
 };
 inline constexpr std::size_t tcp_total_count = tcp_totals.size();
 

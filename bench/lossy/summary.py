@@ -83,7 +83,7 @@ for (variant, profile), line in out.items():
 for line in out.values():
     print(json.dumps(line, separators=(",", ":")))
 
-for num, den in (("affine", "linux"), ("affine", "affine-fixed")):
+for num, den in (("affine", "linux"), ("affine", "affine-fixed"), ("affine-paced", "linux"), ("affine-paced", "affine")):
     if num not in variants or den not in variants:
         continue
     ratios = {}

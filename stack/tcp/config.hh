@@ -51,6 +51,10 @@ struct connection_config {
   bool window_scaling = true;  // RFC 7323 2
   bool timestamps = true;      // RFC 7323 3
   bool sack = true;            // RFC 2018: offered, and SACK blocks reported when both SYNs had it
+  // pacing.cc: data leaves at twice (slow start) or 1.2 times (after) the
+  // window per smoothed RTT, in bursts of a millisecond of that rate, as
+  // Linux's internal pacing (or fq) spreads it; false: as the ACKs clock it.
+  bool pacing = false;
   ecn_mode ecn = ecn_mode::passive;
   rto_config rto;
   congestion_algorithm congestion = congestion_algorithm::cubic;

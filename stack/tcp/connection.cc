@@ -83,17 +83,17 @@ std::string connection::describe(std::uint64_t now_ns) const {
   };
   return fmt::format(
       "{}{}{} iss={} snd.una=+{} snd.nxt=+{} snd.max=+{} snd.wnd={} queued={}/{} irs={} rcv.nxt=+{} rcv.adv=+{} "
-      "rcv.buf={}/{} rcv.rtt={}us ooo={} cc={} cwnd={} ssthresh={} dupacks={} recovery={} rto={}ms retrans={} timers[rtx={} "
-      "persist={} dack={} ka={} close={} reo={} tlp={}] sent_log={} lost={} rack[rtt={}us reo_wnd={}us reord={}] "
+      "rcv.buf={}/{} rcv.rtt={}us ooo={} cc={} cwnd={} ssthresh={} pacing={}B/s dupacks={} recovery={} rto={}ms retrans={} timers[rtx={} "
+      "persist={} dack={} ka={} close={} reo={} tlp={} pace={}] sent_log={} lost={} rack[rtt={}us reo_wnd={}us reord={}] "
       "stats[sent={} rexmit={} rtos={} fast={} sack_recoveries={} dsacks={} dsacks_sent={} rack_lost={} lost_rexmits={} "
       "reo_timeouts={} tlps={} undos={} ecn={} ce={} ece={} ecn_cuts={}]",
       to_string(state_), end_ == end_reason::open ? "" : " end=", end_ == end_reason::open ? "" : to_string(end_),
       iss_.raw(), snd_una_ - iss_, snd_nxt_ - iss_, snd_max_ - iss_, snd_wnd_, snd_buf_.size(), snd_buf_.capacity(),
       irs_.raw(), rcv_nxt_ - irs_, rcv_adv_ - irs_, rcv_buf_.size(), rcv_buf_.capacity(),
       rcv_space_.rtt_ns / 1000, ooo_.range_count(), cc_->name(), cc_->cwnd(),
-      cc_->ssthresh(), dup_acks_, in_recovery_, rto_.rto_ns() / 1'000'000, retransmissions_, in(timers_.retransmit),
+      cc_->ssthresh(), pacing_rate(), dup_acks_, in_recovery_, rto_.rto_ns() / 1'000'000, retransmissions_, in(timers_.retransmit),
       in(timers_.persist), in(timers_.delayed_ack), in(timers_.keepalive), in(timers_.close), in(timers_.reorder),
-      in(timers_.loss_probe), log_.size(), lost_bytes_, rack_.rtt_ns / 1000, rack_reo_wnd() / 1000, rack_.reord,
+      in(timers_.loss_probe), in(timers_.pace), log_.size(), lost_bytes_, rack_.rtt_ns / 1000, rack_reo_wnd() / 1000, rack_.reord,
       stats_.segments_sent, stats_.retransmitted_segments, stats_.retransmission_timeouts, stats_.fast_retransmits,
       stats_.sack_recoveries, stats_.dsacks_received, stats_.dsacks_sent, stats_.rack_marked_lost, stats_.lost_retransmits,
       stats_.reorder_timeouts, stats_.loss_probes, stats_.spurious_undos, ecn_ok_, stats_.ecn_ce_received,

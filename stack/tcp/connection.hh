@@ -115,6 +115,7 @@ struct connection_stats {
   std::uint64_t receive_buffer_grown = 0;     // buffer_tuning.cc: the receive buffer made larger
   std::uint64_t send_buffer_grown = 0;        // buffer_tuning.cc: the send buffer made larger
   std::uint64_t buffer_growth_held = 0;       // buffer_tuning.cc: growth withheld at buffer_memory_limit
+  std::uint64_t pacing_holds = 0;             // pacing.cc: data held back until the pacing rate let it go
 };
 
 class connection {
@@ -259,6 +260,7 @@ class connection {
     std::uint64_t linger = no_deadline;       // SO_LINGER after close()
     std::uint64_t loss_probe = no_deadline;   // RFC 8985 7 TLP's PTO
     std::uint64_t reorder = no_deadline;      // RFC 8985 6.2 step 6, RACK's reorder timer
+    std::uint64_t pace = no_deadline;         // pacing.cc: the next burst may leave
   };
 
   // undo.cc: a reduction and what it retransmitted, until it is over.
@@ -393,6 +395,12 @@ class connection {
   // cwnd_use.cc: RFC 9438 5.8, RFC 7661: whether the window limits sending.
   void note_cwnd_use();
   bool cwnd_limited() const;
+  // pacing.cc: the rate (bytes a second, 0: none), whether the next
+  // segment must wait for it (then timers_.pace says until when), and a
+  // segment of `len` bytes sent: the next waits the time it takes at it.
+  std::uint64_t pacing_rate() const;
+  bool pacing_holds(std::uint64_t now_ns);
+  void note_paced(std::uint32_t len, std::uint64_t now_ns);
   // ecn.cc: RFC 3168 ECN.
   void negotiate_ecn(const tcp_segment& syn);
   void mark_syn_ecn(tcp_segment& syn, bool retransmission) const;
@@ -535,6 +543,8 @@ class connection {
   std::optional<seq32> rtt_seq_;   // Karn: the one timed segment, when timestamps are off
   std::uint64_t rtt_start_ns_ = 0;
   std::uint64_t last_send_ns_ = 0;
+  std::uint64_t pace_next_ns_ = 0;       // pacing.cc: when the rate lets the next byte go
+  std::uint8_t data_segments_out_ = 0;   // pacing.cc: up to 10, the initial window left unpaced
   // RFC 9293 3.10.8's user timeout counts from these: when the oldest
   // unacknowledged sequence number began to wait (its first transmission
   // onto an empty flight, or the last ACK that moved SND.UNA), and when

@@ -11,7 +11,7 @@ namespace affine::stack::tcp {
 
 std::uint64_t connection::next_deadline() const {
   return std::min({timers_.retransmit, timers_.persist, timers_.delayed_ack, timers_.keepalive, timers_.close,
-                   timers_.linger, timers_.loss_probe, timers_.reorder});
+                   timers_.linger, timers_.loss_probe, timers_.reorder, timers_.pace});
 }
 
 void connection::on_timer(std::uint64_t now_ns) {
@@ -52,6 +52,7 @@ void connection::on_timer(std::uint64_t now_ns) {
     timers_.delayed_ack = no_deadline;
     ack_now_ = true;
   }
+  if (timers_.pace <= now_ns) timers_.pace = no_deadline;  // output() sends what the rate now lets go
 }
 
 void connection::on_retransmit_timeout(std::uint64_t now_ns) {

@@ -85,6 +85,7 @@ void connection::output_data(std::uint64_t now_ns, segment_sink sink) {
   if (snd_una_ == snd_max_ && last_send_ns_ != 0 && now_ns - last_send_ns_ > rto_.rto_ns())
     cc_->on_idle_restart(now_ns);
   std::uint32_t queued = 0;
+  bool paced = false;
   for (;;) {
     // Going back over what was sent after a timeout: what the peer SACKed
     // since needs no second copy (RFC 6675 5.1 lets the sender use it).
@@ -104,8 +105,13 @@ void connection::output_data(std::uint64_t now_ns, segment_sink sink) {
     const bool fin = fin_unsent && len == queued;
     if (len == 0 && !fin) break;
     if (len > 0 && !send_allowed(len, queued, fin, flight)) break;
+    if (pacing_holds(now_ns)) {
+      paced = true;
+      break;
+    }
     const bool fresh = snd_nxt_ == snd_max_;
     send_data_segment(snd_nxt_, len, fin, now_ns, sink);
+    note_paced(len, now_ns);
     snd_nxt_ += len + (fin ? 1 : 0);
     snd_max_ = seq_max(snd_max_, snd_nxt_);
     // RFC 8985 7.2: new data (not itself a probe) starts the probe timer.
@@ -117,7 +123,7 @@ void connection::output_data(std::uint64_t now_ns, segment_sink sink) {
   // The persist timer sends it, or probes a zero window (RFC 9293 3.8.6.1,
   // RFC 1122 4.2.3.4's override timeout); the retransmission timer has
   // nothing to do meanwhile (BSD tcp_output).
-  if (queued > 0 && snd_nxt_ == snd_una_ && timers_.persist == no_deadline) {
+  if (queued > 0 && !paced && snd_nxt_ == snd_una_ && timers_.persist == no_deadline) {
     timers_.retransmit = no_deadline;
     arm_persist(now_ns);
   }

@@ -23,7 +23,7 @@
 // The input: 4 bytes of settings, then steps.
 //   [0] bit 0: SACK, 1: timestamps, 2: window scaling, 3: no_delay,
 //       4: NewReno (else CUBIC), 5: keepalive (1 s idle, 1 s apart, 3 probes),
-//       6: a user timeout of 2.5 s (RFC 9293 3.10.8)
+//       6: a user timeout of 2.5 s (RFC 9293 3.10.8), 7: pacing
 //   [1] our MSS: 88 + 6 * b
 //   [2] low nibble: send buffer, high: receive buffer (1 KiB << n % 9)
 //   [3] bits 0-1: SYN backlog - 1, 2-3: accept backlog - 1, 4-5: SYN
@@ -89,6 +89,7 @@ class driver {
     cfg_.congestion = flags & 16 ? congestion_algorithm::new_reno : congestion_algorithm::cubic;
     if (flags & 32) cfg_.keepalive = {.enabled = true, .idle_ns = 1'000 * ms, .interval_ns = 1'000 * ms, .count = 3};
     if (flags & 64) cfg_.user_timeout_ns = 2'500 * ms;
+    cfg_.pacing = flags & 128;
     cfg_.mss = std::uint16_t(88 + 6 * in_.next());
     const std::uint8_t buffers = in_.next();
     cfg_.send_buffer = std::size_t(1024) << ((buffers & 15) % 9);

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/stack/byte_pattern.hh"
+#include "tests/stack/pattern_stream.hh"
 #include "tests/stack/two_stacks.hh"
 
 namespace affine::stack {
@@ -44,27 +44,11 @@ class buffer_sizes : public testing::two_stacks {
   // in, checked; true when all came intact.
   static bool exchange(net::tcp_stream& s, std::size_t total, std::uint64_t seed, std::uint64_t peer_seed) {
     const std::uint64_t deadline = now_ns() + 60'000 * ms;
-    bool wrote = true;
-    auto writer = spawn([&] {
-      const testing::byte_pattern p{seed};
-      std::vector<std::byte> chunk(64 * 1024);
-      for (std::size_t off = 0; off < total && wrote; off += chunk.size()) {
-        p.fill(off, chunk);
-        wrote = s.write(chunk, deadline).has_value();
-      }
-    }).value();
-    const testing::byte_pattern p{peer_seed};
-    std::vector<std::byte> buf(64 * 1024);
-    std::size_t got = 0;
-    bool same = true;
-    while (got < total) {
-      auto n = s.read(buf, deadline);
-      if (!n || *n == 0) break;
-      same = same && p.check(got, {buf.data(), *n});
-      got += *n;
-    }
+    bool wrote = false;
+    auto writer = spawn([&] { wrote = testing::write_pattern(s, total, seed, deadline); }).value();
+    const bool read = testing::read_pattern(s, total, peer_seed, deadline);
     writer.join();
-    return wrote && same && got == total;
+    return wrote && read;
   }
 };
 

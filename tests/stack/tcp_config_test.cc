@@ -42,6 +42,7 @@ TEST(tcp_config, TheDefaultsAreLinuxs) {
   EXPECT_EQ(t.send_buffer, 256u * 1024);
   EXPECT_EQ(t.send_buffer_max, 4u * 1024 * 1024);  // tcp_wmem[2]
   EXPECT_EQ(t.buffer_memory_limit, 0u);            // the stack's default: 3/32 of memory
+  EXPECT_FALSE(t.pacing);
 }
 
 TEST(tcp_config, EachKeyReachesEveryConnectionsSettings) {
@@ -49,7 +50,7 @@ TEST(tcp_config, EachKeyReachesEveryConnectionsSettings) {
       "retransmissions = 8\nsyn_retransmissions = 3\nsynack_retransmissions = 2\norphan_probes = 1\n"
       "fin_timeout_s = 10\nkeepalive_idle_s = 600\nkeepalive_interval_s = 10\nkeepalive_count = 3\n"
       "user_timeout_ms = 30000\nreceive_buffer_kb = 64\nreceive_buffer_max_kb = 16384\n"
-      "send_buffer_kb = 32\nsend_buffer_max_kb = 8192\nbuffer_memory_mb = 512\n");
+      "send_buffer_kb = 32\nsend_buffer_max_kb = 8192\nbuffer_memory_mb = 512\npacing = true\n");
   ASSERT_TRUE(sc.has_value()) << sc.error();
   const tcp::connection_config& t = sc->tcp;
   EXPECT_EQ(t.max_retransmissions, 8u);
@@ -66,6 +67,7 @@ TEST(tcp_config, EachKeyReachesEveryConnectionsSettings) {
   EXPECT_EQ(t.send_buffer, 32u * 1024);
   EXPECT_EQ(t.send_buffer_max, 8u * 1024 * 1024);
   EXPECT_EQ(t.buffer_memory_limit, 512u * 1024 * 1024);
+  EXPECT_TRUE(t.pacing);
 }
 
 // Bad input names the file, line, key and the allowed values.

@@ -5,8 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -18,6 +20,7 @@
 #include "stack/stack.hh"
 #include "stack/tcp/connection.hh"
 #include "stack/tcp/ring_buffer.hh"
+#include "stack/tcp_totals.hh"
 
 namespace affine::stack::testing {
 
@@ -26,6 +29,18 @@ inline constexpr std::uint32_t b_ip = 0x0a580002;  // 10.88.0.2
 // With ipv6_ set: fd88::1/64 and fd88::2/64 besides, no DAD, no link-local.
 inline constexpr ipv6_bytes a_ip6 = {0xfd, 0x88, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
 inline constexpr ipv6_bytes b_ip6 = {0xfd, 0x88, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2};
+
+// What `st`'s connections counted as `name` (stack/tcp_totals.hh), summed
+// over its cores.
+inline std::uint64_t tcp_counted(const stack& st, std::string_view name) {
+  const auto it = std::ranges::find(tcp_totals, name, &tcp_total::name);
+  EXPECT_NE(it, tcp_totals.end()) << name;
+  if (it == tcp_totals.end()) return 0;
+  std::uint64_t sum = 0;
+  for (unsigned core = 0; core < st.cores(); ++core)
+    sum += st.counters(core).tcp_counted[std::size_t(it - tcp_totals.begin())].load(std::memory_order_relaxed);
+  return sum;
+}
 
 class two_stacks : public ::testing::Test {
  protected:
@@ -66,6 +81,7 @@ class two_stacks : public ::testing::Test {
       ca.address = a_ip;
       cb.address = b_ip;
       cb.rps = b_rps_;
+      ca.tcp.pacing = cb.tcp.pacing = pacing_;
       ca.busy_poll_budget_us = a_busy_poll_budget_us_;
       if (ipv6_) {
         ca.ipv6 = {{a_ip6, 64}};
@@ -90,6 +106,7 @@ class two_stacks : public ::testing::Test {
   std::vector<policy::rps_mode> b_rps_;  // b's RX queue steering (seed 003)
   std::vector<std::int64_t> a_busy_poll_budget_us_;  // a's per-queue busy-poll budgets (seed 001)
   bool ipv6_ = false;  // the stacks hold a_ip6 and b_ip6 too
+  bool pacing_ = false;  // both stacks' tcp.pacing
 };
 
 }  // namespace affine::stack::testing
