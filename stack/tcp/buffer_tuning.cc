@@ -100,7 +100,8 @@ void connection::adjust_rcv_space(std::uint64_t now_ns) {
 // asked it to.
 void connection::note_taken(std::size_t n) {
   rcv_space_.taken += n;
-  if (rcv_space_.want > rcv_buf_.capacity() && grow(rcv_buf_, rcv_space_.want)) count(&connection_stats::receive_buffer_grown);
+  if (rcv_space_.want > rcv_buf_.capacity() && grow(rcv_buf_, rcv_space_.want))
+    count(&connection_stats::receive_buffer_grown);
 }
 
 // After each pass that sends data (output_data).

@@ -51,8 +51,8 @@ std::uint64_t connection::pacing_rate() const {
   const std::uint32_t cwnd = cc_->cwnd();
   const std::uint64_t ratio = cwnd < cc_->ssthresh() / 2 ? ss_ratio_percent : ca_ratio_percent;
   const std::uint64_t window = std::max<std::uint64_t>(cwnd, std::uint32_t(snd_nxt_ - snd_una_));
-  // window * 1e9 * ratio stays far inside 64 bits (a window under 2^31).
-  return std::max<std::uint64_t>(1, window * 1'000'000'000 / rto_.srtt_ns() * ratio / 100);
+  // window * 1e9 stays inside 64 bits (a window under 2^32).
+  return std::max<std::uint64_t>(1, window * ns_per_s / rto_.srtt_ns() * ratio / 100);
 }
 
 bool connection::pacing_holds(std::uint64_t now_ns) {
