@@ -59,12 +59,20 @@ TEST_F(buffer_sizes, AStreamThatNamesItsBuffersKeepsThemAndOneThatDoesNotGrows) 
   // carry even under a sanitizer, so the buffers are what limit.
   lc.a_to_b.delay_ns = lc.b_to_a.delay_ns = 20 * ms;
   run(lc, [&](stack& a, stack& b) {
-    auto l = b.backend().listen({.local = {net::any_address, 0}, .backlog = 4});
+    // Neither the congestion window nor b's window may be what limits a's
+    // sending, or a's send buffer rightly stays as it is (a CI run on a
+    // loaded machine saw that once). So both ends run NewReno: its slow
+    // start has no HyStart++ to end it early on a round trip that the
+    // machine's load, not the path, made longer. And b's streams take all
+    // 8 MiB at once: b's window never waits for its reader.
+    const net::stream_options far_opts{.congestion = net::congestion_control::newreno,
+                                       .receive_buffer = std::size_t(8) << 20};
+    auto l = b.backend().listen({.local = {net::any_address, 0}, .backlog = 4, .accepted = far_opts});
     ASSERT_TRUE(l.has_value()) << l.error().message();
     net::tcp_listener listener(std::move(*l));
     const std::uint16_t port = listener.local().port;
     for (const bool named : {false, true}) {
-      net::stream_options opts;
+      net::stream_options opts{.congestion = net::congestion_control::newreno};
       if (named) opts.send_buffer = opts.receive_buffer = 64 * 1024;
       const std::size_t total = std::size_t(named ? 1 : 8) << 20;
       auto server = spawn([&] {
