@@ -114,8 +114,12 @@ void connection::process_new_ack(const tcp_segment& seg, std::uint64_t now_ns) {
         retransmit_head_ = false;
         rack_on_recovery_end();
       }
-      end_undo_episode();
-      cc_->on_exit_recovery(std::uint32_t(snd_max_ - snd_una_));
+      if (recovery_resent_nothing()) {
+        undo_reduction(now_ns);  // undo.cc: nothing was lost
+      } else {
+        end_undo_episode();
+        cc_->on_exit_recovery(std::uint32_t(snd_max_ - snd_una_));
+      }
     } else if (sack_ok_) {
       // RFC 6675: a partial ACK needs nothing of its own; the scoreboard
       // says what to send and the timer restarts (RFC 6298 5.3).

@@ -270,6 +270,7 @@ class connection {
     seq32 marker{};                     // SND.UNA when it began
     std::uint32_t prior_cwnd = 0;       // the window before the reduction
     std::uint32_t prior_ssthresh = 0;
+    bool probe_resent = false;          // a retransmitted loss probe was out when it began
     unsigned retransmissions = 0;       // data segments resent since
     unsigned dsacked = 0;               // of them, reported as duplicates
     bool eifel_armed = false;           // the first ACK past `marker` is still to come
@@ -372,6 +373,7 @@ class connection {
   void open_undo_episode(bool timeout);
   void end_undo_episode();
   void note_episode_retransmission(std::uint64_t now_ns);
+  bool recovery_resent_nothing() const;
   bool eifel_spurious(const tcp_segment& seg);
   bool dsack_spurious(const scoreboard::update& u);
   void undo_reduction(std::uint64_t now_ns);

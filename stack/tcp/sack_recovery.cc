@@ -2,8 +2,8 @@
 // RFC 2883), loss recovery by the scoreboard and RACK's marks (RFC 6675
 // NextSeg and SetPipe, with RFC 8985 deciding what IsLost), and how
 // much recovery may send per ACK by Proportional Rate Reduction (RFC 6937,
-// with PRR-SSRB). Without SACK the connection recovers as NewReno does
-// (ack.cc).
+// with PRR-SSRB; RFC 9937's fast retransmit on entry). Without SACK the
+// connection recovers as NewReno does (ack.cc).
 
 #include <algorithm>
 
@@ -31,7 +31,8 @@ bool connection::sack_duplicate(const tcp_segment& seg, const scoreboard::update
 void connection::enter_sack_recovery(std::uint64_t now_ns) {
   count(&connection_stats::sack_recoveries);
   // RFC 6675 5 (4.1): RecoveryPoint = HighData; (4.2) the reduction; the
-  // retransmission follows from NextSeg on the next output().
+  // retransmission (4.3) follows from NextSeg on the next output(), which
+  // prr_on_ack always allows it.
   in_recovery_ = true;
   recover_ = snd_max_;
   retransmit_head_ = false;
@@ -64,6 +65,11 @@ void connection::prr_on_ack(std::uint32_t delivered) {
     const std::int64_t limit = std::max<std::int64_t>(owed, delivered) + eff_mss_;
     sndcnt = std::min(std::int64_t(ssthresh - pipe), limit);
   }
+  // RFC 9937: nothing sent yet in this recovery: the fast retransmit goes
+  // now (RFC 6675 5 (4.3)), though the ACK that started recovery delivered
+  // nothing to be proportional to (a repeated SACK block on the peer's
+  // data; a RACK mark made as time passed). Linux: tcp_cwnd_reduction.
+  if (prr_out_ == 0) sndcnt = std::max<std::int64_t>(sndcnt, eff_mss_);
   sndcnt_ = std::max<std::int64_t>(sndcnt, 0);
 }
 

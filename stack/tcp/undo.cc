@@ -9,6 +9,8 @@
 //     episode is reported as a duplicate. Such reports come up to a round
 //     trip after the retransmission, so the episode outlives its recovery
 //     by one window.
+//   - a recovery ends having resent nothing: what filled every hole was
+//     the original.
 // Then the congestion controller takes back its window (cwnd and ssthresh
 // as before the reduction), what was marked lost is not, the reordering
 // that fooled loss detection counts as seen (RACK widens its window), and
@@ -30,7 +32,8 @@ void connection::open_undo_episode(bool timeout) {
                        .timeout = timeout,
                        .marker = snd_una_,
                        .prior_cwnd = cc_->cwnd(),
-                       .prior_ssthresh = cc_->ssthresh()};
+                       .prior_ssthresh = cc_->ssthresh(),
+                       .probe_resent = loss_probe_end_.has_value() && loss_probe_retransmitted_};
 }
 
 // Recovery is over, or what a timeout had out is acknowledged: late
@@ -49,6 +52,17 @@ void connection::note_episode_retransmission(std::uint64_t now_ns) {
     undo_.first_rexmit_ts = ts_clock(now_ns);
     undo_.eifel_armed = true;
   }
+}
+
+// Recovery is over, RecoveryPoint acknowledged, and no retransmission went
+// out: the network reordered or delayed, it lost nothing. The RX path takes
+// a flow's burst before its output runs (stack/rx_tcp_demux.cc), so the
+// ACK that shows a hole and the one that shows it filled can come together,
+// and output finds nothing lost to resend. A retransmitted loss probe out
+// when recovery began may be what filled it (RFC 8985 7.4.2): then the
+// reduction stands.
+bool connection::recovery_resent_nothing() const {
+  return undo_.open && !undo_.ended && !undo_.timeout && !undo_.probe_resent && undo_.retransmissions == 0;
 }
 
 // RFC 3522 2: on the first ACK that acknowledges the first

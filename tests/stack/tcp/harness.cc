@@ -147,8 +147,7 @@ void harness::establish_passive() {
   conn().take_events();
 }
 
-drop_reason harness::send(const seg& s, std::source_location loc) {
-  const ::testing::ScopedTrace trace(loc.file_name(), int(loc.line()), "send");
+tcp_segment harness::to_segment(const seg& s) const {
   tcp_segment t;
   t.src_port = s.peer ? s.peer : remote_port;
   t.dst_port = local_port;
@@ -162,11 +161,29 @@ drop_reason harness::send(const seg& s, std::source_location loc) {
   t.ece = s.ece;
   t.cwr = s.cwr;
   t.ecn = s.ecn;
+  return t;
+}
+
+drop_reason harness::send(const seg& s, std::source_location loc) {
+  const ::testing::ScopedTrace trace(loc.file_name(), int(loc.line()), "send");
+  const tcp_segment t = to_segment(s);
   if (!host_.has(t.src_port) && !host_.listening()) {
     ADD_FAILURE() << "no connection or listener for peer port " << t.src_port;
     return drop_reason::none;
   }
   return host_.input(t, config, now, [this](const tcp_segment& out) { deliver(out); }).drop;
+}
+
+void harness::send_burst(std::initializer_list<seg> segs, std::source_location loc) {
+  const ::testing::ScopedTrace trace(loc.file_name(), int(loc.line()), "send_burst");
+  std::vector<tcp_segment> burst;
+  for (const seg& s : segs) burst.push_back(to_segment(s));
+  if (burst.empty() || !host_.has(burst.front().src_port) ||
+      conn(burst.front().src_port).state() != tcp_state::established) {
+    ADD_FAILURE() << "a burst is for an established connection's flow";
+    return;
+  }
+  host_.input_burst(burst, now, [this](const tcp_segment& out) { deliver(out); });
 }
 
 void harness::deliver(const tcp_segment& t) {

@@ -114,6 +114,10 @@ class harness : public ::testing::Test {
   // output. Returns the drop reason input() gave.
   // Failures name the test's line.
   drop_reason send(const seg& s, std::source_location loc = std::source_location::current());
+  // Segments of the established connection's flow that arrive in one RX
+  // burst: each input in order, output once after the last (as the stack
+  // settles a busy flow once a batch).
+  void send_burst(std::initializer_list<seg> segs, std::source_location loc = std::source_location::current());
   void expect(const seg& s, std::source_location loc = std::source_location::current());
   void expect_nothing(std::source_location loc = std::source_location::current());
   // Moves virtual time by `ms_count` milliseconds, firing every timer due on
@@ -172,6 +176,7 @@ class harness : public ::testing::Test {
   std::uint32_t ts_offset = 0;
 
  private:
+  tcp_segment to_segment(const seg& s) const;
   void deliver(const tcp_segment& s);
 
   host host_;

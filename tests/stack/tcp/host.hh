@@ -20,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <utility>
 
 #include "stack/tcp/connection.hh"
@@ -103,6 +104,18 @@ class host {
     }
     c->output(now, emit);
     return {v.drop};
+  }
+
+  // One established flow's segments from one RX burst, as the stack takes
+  // them (settle_later, stack/rx_tcp_demux.cc): each to the connection and
+  // its reply out, then the connection's output once, after the last.
+  void input_burst(std::span<const tcp_segment> segs, std::uint64_t now, emit_fn emit) {
+    connection& c = *flows_.at(segs.front().src_port);
+    for (const tcp_segment& seg : segs) {
+      connection::input_result r = c.input(seg, now);
+      if (r.reply) emit(*r.reply);
+    }
+    c.output(now, emit);
   }
 
   void output(std::uint64_t now, emit_fn emit) {

@@ -109,6 +109,24 @@ TEST_P(SackRecovery, PrrSendsInProportionToDelivery_RFC6937_3) {
   EXPECT_EQ(sent_offsets(), std::vector<std::uint32_t>{14000});  // 4000 in flight, cwnd 5000
 }
 
+// RFC 6675 5 (4.3) and RFC 9937 (PRR): recovery retransmits the first
+// lost segment as it starts, even when the ACK that starts it delivered
+// nothing for PRR to send in proportion to. Here that ACK only repeats the
+// SACK block (a segment of the peer's own data would carry it so), and
+// arrives once [0, 1000)'s reordering window is over but before the
+// reorder timer fires (the timer fiber runs later than the RX path).
+TEST_P(SackRecovery, RecoveryStartedByAnAckThatDeliversNothingStillRetransmits_RFC9937) {
+  enter();
+  ack_data(0, {{1000, 3000}});  // two SACKed: reo_wnd = min_RTT / 4 (rack_test.cc)
+  expect_nothing();
+  now += 2'500'000;  // the window's end, timers not yet run
+  ack_data(0, {{1000, 3000}});
+  EXPECT_EQ(conn().stats().sack_recoveries, 1u);
+  EXPECT_EQ(conn().stats().reorder_timeouts, 0u);
+  expect_data(0);
+  expect_nothing();
+}
+
 // RFC 6937 PRR-SSRB: after heavy loss the pipe is below ssthresh and
 // recovery grows back towards it no faster than slow start: at most
 // MAX(prr_delivered - prr_out, DeliveredData) + 1 MSS, and never past

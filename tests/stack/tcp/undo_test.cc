@@ -38,10 +38,15 @@ class Undo : public tcp_test {
     advance(rtt_ms);
   }
   // An ACK echoing `echo`, with SACK blocks (offsets of our data).
-  void ack_ts(std::uint32_t acked, std::uint32_t echo, std::initializer_list<std::pair<std::uint32_t, std::uint32_t>> blocks = {}) {
+  seg ack_seg(std::uint32_t acked, std::uint32_t echo,
+              std::initializer_list<std::pair<std::uint32_t, std::uint32_t>> blocks = {}) const {
     seg s{.seq = rn + 1, .ack = iss + 1 + acked, .options = {.timestamps = tcp_timestamps{peer_ts, echo}}};
     for (auto [from, to] : blocks) s.options.sack[s.options.sack_count++] = {iss + 1 + from, iss + 1 + to};
-    send(s);
+    return s;
+  }
+  void ack_ts(std::uint32_t acked, std::uint32_t echo,
+              std::initializer_list<std::pair<std::uint32_t, std::uint32_t>> blocks = {}) {
+    send(ack_seg(acked, echo, blocks));
   }
 
   // Recovery resends the first segment; a round trip later everything is
@@ -94,6 +99,42 @@ TEST_P(Undo, EveryRetransmissionDsackedUndoesTheRecovery_RFC2883) {
   EXPECT_EQ(conn().stats().spurious_undos, 1u);
   EXPECT_EQ(conn().congestion().ssthresh(), UINT32_MAX);
   EXPECT_EQ(conn().congestion().cwnd(), cwnd_before);
+}
+
+// A recovery that ends having resent nothing was spurious: what filled
+// its hole was the original. Here the ACK that shows the first segment
+// missing and the one that shows it arrived come in one RX burst, so the
+// connection's output, run once after the burst, finds nothing lost to
+// resend; neither Eifel nor D-SACK has a retransmission to judge by.
+TEST_P(Undo, ARecoveryThatResentNothingIsUndone) {
+  enter();
+  send_burst({ack_seg(0, t0_ts, {{seg_bytes, 4 * seg_bytes}}), ack_seg(4 * seg_bytes, t0_ts)});
+  EXPECT_EQ(conn().stats().sack_recoveries, 1u);
+  EXPECT_EQ(conn().stats().retransmitted_segments, 0u);
+  EXPECT_EQ(conn().congestion().ssthresh(), 5 * seg_bytes);
+  advance(rtt_ms);
+  ack_ts(10 * seg_bytes, t0_ts);  // RecoveryPoint: recovery ends
+  EXPECT_EQ(conn().stats().spurious_undos, 1u);
+  EXPECT_EQ(conn().congestion().ssthresh(), UINT32_MAX);
+  EXPECT_GE(conn().congestion().cwnd(), cwnd_before);
+  EXPECT_EQ(conn().describe(now).find("recovery=true"), std::string::npos);
+}
+
+// A retransmitted tail loss probe still out when recovery starts may be
+// what repairs the loss (RFC 8985 7.4.2): a recovery that resent nothing
+// of its own is not undone then.
+TEST_P(Undo, ARecoveryBehindARetransmittedProbeIsNotUndoneForResendingNothing) {
+  enter();
+  advance(20);  // the probe: the last segment again (nothing new to send)
+  ASSERT_EQ(conn().stats().loss_probes, 1u);
+  ASSERT_EQ(sent_offsets(), std::vector<std::uint32_t>{9 * seg_bytes});
+  send_burst({ack_seg(0, t0_ts, {{seg_bytes, 4 * seg_bytes}}), ack_seg(4 * seg_bytes, t0_ts)});
+  EXPECT_EQ(conn().stats().sack_recoveries, 1u);
+  EXPECT_EQ(conn().stats().retransmitted_segments, 1u);  // the probe's
+  advance(rtt_ms);
+  ack_ts(10 * seg_bytes, t0_ts);
+  EXPECT_EQ(conn().stats().spurious_undos, 0u);
+  EXPECT_EQ(conn().congestion().ssthresh(), 5 * seg_bytes);
 }
 
 // RFC 4015: a timeout whose retransmission is answered by an ACK echoing
