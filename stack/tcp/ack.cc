@@ -194,6 +194,7 @@ void connection::process_duplicate_ack(std::uint64_t now_ns) {
   in_recovery_ = true;
   partial_ack_seen_ = false;
   recover_ = snd_max_;
+  open_undo_episode(false);  // undo.cc: Eifel judges it, as with SACK
   cc_->on_enter_recovery(std::uint32_t(snd_max_ - snd_una_), now_ns);
   // RFC 5681 3.2 step 3 / RFC 6582 3.2 step 3: retransmit the lost segment.
   retransmit_head_ = true;

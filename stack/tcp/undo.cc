@@ -1,7 +1,8 @@
 // Spurious retransmissions, and undoing the reduction they caused. A
-// reduction (SACK recovery or a retransmission timeout) opens an episode
-// at SND.UNA, keeping the window from before it; the episode counts the
-// data segments it resends. It was spurious when:
+// reduction (a fast recovery, with SACK or without (RFC 6582), or a
+// retransmission timeout) opens an episode at SND.UNA, keeping the window
+// from before it; the episode counts the data segments it resends. It was
+// spurious when:
 //   - Eifel (RFC 3522, RFC 4015 for the timeout): the first ACK past the
 //     episode's start echoes a timestamp older than the first
 //     retransmission, so the original arrived; or

@@ -1,8 +1,9 @@
 // Undoing a spurious reduction (undo.cc): Eifel (RFC 3522; RFC 4015 after
-// a timeout) and D-SACK (RFC 2883). Timestamps and SACK are on; the round
-// trip is 10 ms; ten full segments leave at t0, each 988 bytes (MSS 1000
-// less the timestamp option), written k * seg_bytes below. Segments are read
-// with sent_offsets(), since every one carries a timestamp.
+// a timeout) and D-SACK (RFC 2883). Timestamps are on, and SACK but for
+// the NewReno cases at the end; the round trip is 10 ms; ten full segments
+// leave at t0, each 988 bytes (MSS 1000 less the timestamp option),
+// written k * seg_bytes below. Segments are read with sent_offsets(),
+// since every one carries a timestamp.
 
 #include "tests/stack/tcp/harness.hh"
 
@@ -28,7 +29,7 @@ class Undo : public tcp_test {
     send({.control = syn,
           .seq = rn,
           .ack = iss + 1,
-          .options = {.mss = 1000, .sack_permitted = true, .timestamps = tcp_timestamps{peer_ts, syn_ts}}});
+          .options = {.mss = 1000, .sack_permitted = config.sack, .timestamps = tcp_timestamps{peer_ts, syn_ts}}});
     take_emitted();
     ASSERT_TRUE(conn().timestamps_enabled());
     t0_ts = tsval();
@@ -155,6 +156,61 @@ TEST_P(Undo, ASpuriousTimeoutResumesWithNewData_RFC4015) {
 }
 
 TCP_IN_BOTH_SEQUENCE_SPACES(Undo);
+
+// The same episodes with a peer that has no SACK: NewReno's fast
+// retransmit (RFC 6582) is judged by Eifel and by having resent nothing.
+class UndoWithoutSack : public Undo {
+ protected:
+  UndoWithoutSack() { config.sack = false; }
+  void three_duplicate_acks() {
+    for (int i = 0; i < 3; ++i) ack_ts(0, t0_ts);
+  }
+};
+
+// RFC 3522: the first segment was late, not lost. The ACK that covers it
+// echoes the original's timestamp; it is a partial acknowledgment (RFC
+// 6582), yet the reduction goes and nothing more is resent.
+TEST_P(UndoWithoutSack, AnEchoOfTheOriginalUndoesTheFastRetransmit_RFC3522) {
+  enter();
+  three_duplicate_acks();
+  EXPECT_EQ(conn().stats().fast_retransmits, 1u);
+  EXPECT_EQ(sent_offsets(), std::vector<std::uint32_t>{0});
+  EXPECT_EQ(conn().congestion().ssthresh(), 5 * seg_bytes);
+  advance(rtt_ms);
+  ack_ts(4 * seg_bytes, t0_ts);
+  EXPECT_EQ(conn().stats().spurious_undos, 1u);
+  EXPECT_EQ(conn().congestion().ssthresh(), UINT32_MAX);
+  EXPECT_GE(conn().congestion().cwnd(), cwnd_before);
+  EXPECT_EQ(sent_offsets(), std::vector<std::uint32_t>{});  // no partial-ACK resend
+  EXPECT_EQ(conn().describe(now).find("recovery=true"), std::string::npos);
+}
+
+// The retransmission was needed: the ACK echoes it, the reduction stays.
+TEST_P(UndoWithoutSack, AnEchoOfTheRetransmissionKeepsTheReduction) {
+  enter();
+  three_duplicate_acks();
+  const std::uint32_t rexmit_ts = tsval();
+  EXPECT_EQ(sent_offsets(), std::vector<std::uint32_t>{0});
+  advance(rtt_ms);
+  ack_ts(10 * seg_bytes, rexmit_ts);
+  EXPECT_EQ(conn().stats().spurious_undos, 0u);
+  EXPECT_EQ(conn().congestion().ssthresh(), 5 * seg_bytes);
+}
+
+// The three duplicates and the ACK of everything come in one RX burst:
+// output, run once after it, has nothing to resend, and the recovery that
+// resent nothing is undone.
+TEST_P(UndoWithoutSack, AFastRecoveryThatResentNothingIsUndone) {
+  enter();
+  send_burst({ack_seg(0, t0_ts), ack_seg(0, t0_ts), ack_seg(0, t0_ts), ack_seg(10 * seg_bytes, t0_ts)});
+  EXPECT_EQ(conn().stats().fast_retransmits, 1u);
+  EXPECT_EQ(conn().stats().retransmitted_segments, 0u);
+  EXPECT_EQ(conn().stats().spurious_undos, 1u);
+  EXPECT_EQ(conn().congestion().ssthresh(), UINT32_MAX);
+  EXPECT_GE(conn().congestion().cwnd(), cwnd_before);
+}
+
+TCP_IN_BOTH_SEQUENCE_SPACES(UndoWithoutSack);
 
 }  // namespace
 }  // namespace affine::stack::tcp::testing
