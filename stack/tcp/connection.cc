@@ -51,14 +51,32 @@ connection::connection(const open_params& p, const connection_config& cfg, tcp_s
   g_live.fetch_add(1, std::memory_order_relaxed);
 }
 
+// The connection's time never goes back. Each caller passes its own
+// reading of the clock, and callers on different cores read it at
+// different moments (the RX path once a burst), so a core can hand in a
+// time older than one another core handed in a moment before. Taken as
+// is, that time would stamp a segment later in sequence with an older
+// TSval (RFC 6191 1: TSvals are "required to be monotonically
+// increasing"; the peer's PAWS, RFC 7323 5.3 R1, drops such a segment
+// once the earlier one set TS.Recent), make TS.Recent look 24 days idle
+// (RFC 7323 5.5), and wrap every unsigned "now minus then": an RTT
+// sample, the idle restart, the user timeout. Every entry point that is
+// given a time takes it through here.
+std::uint64_t connection::monotone_now(std::uint64_t now_ns) {
+  clock_ns_ = std::max(clock_ns_, now_ns);
+  return clock_ns_;
+}
+
 connection::connection(const open_params& p, const connection_config& cfg, std::uint64_t now_ns)
     : connection(p, cfg, tcp_state::syn_sent) {
+  clock_ns_ = now_ns;
   last_rx_ns_ = now_ns;
 }
 
 connection::connection(const open_params& p, const connection_config& cfg, const tcp_segment& syn,
                        std::uint64_t now_ns)
     : connection(p, cfg, tcp_state::syn_received) {
+  clock_ns_ = now_ns;
   // RFC 9293 3.10.7.2 LISTEN, SYN: RCV.NXT = SEG.SEQ+1, IRS = SEG.SEQ; the
   // SYN-ACK <SEQ=ISS><ACK=RCV.NXT> leaves on the next output().
   passive_ = true;

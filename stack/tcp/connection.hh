@@ -329,6 +329,7 @@ class connection {
   tcp_options syn_options(std::uint64_t now_ns) const;
   void negotiate(const tcp_segment& syn, std::uint64_t now_ns);
   std::uint32_t ts_clock(std::uint64_t now_ns) const;
+  std::uint64_t monotone_now(std::uint64_t now_ns);
   step_result check_timestamps(const tcp_segment& seg, std::uint64_t now_ns);
   void update_ts_recent(const tcp_segment& seg, std::uint64_t now_ns);
 
@@ -478,6 +479,7 @@ class connection {
   seq32 ecn_high_;
   std::uint32_t eff_mss_ = 536;
   std::uint32_t ts_offset_ = 0;
+  std::uint64_t clock_ns_ = 0;  // the latest time a caller passed (monotone_now)
   std::uint32_t ts_recent_ = 0;
   std::uint64_t ts_recent_ns_ = 0;
   seq32 last_ack_sent_;            // RFC 7323 4.3 Last.ACK.sent

@@ -28,6 +28,7 @@ void connection::set_path_mtu(std::uint32_t mtu) {
 }
 
 bool connection::on_icmp(icmp_error e, seq32 quoted_seq, std::uint32_t path_mtu, std::uint64_t now_ns) {
+  now_ns = monotone_now(now_ns);
   if (!in_flight(quoted_seq)) {
     count(&connection_stats::icmp_out_of_window);
     return false;

@@ -9,6 +9,7 @@
 namespace affine::stack::tcp {
 
 connection::input_result connection::input(const tcp_segment& seg, std::uint64_t now_ns) {
+  now_ns = monotone_now(now_ns);
   switch (state_) {
     case tcp_state::closed:
     case tcp_state::listen:

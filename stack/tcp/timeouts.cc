@@ -15,6 +15,7 @@ std::uint64_t connection::next_deadline() const {
 }
 
 void connection::on_timer(std::uint64_t now_ns) {
+  now_ns = monotone_now(now_ns);
   if (timers_.linger <= now_ns) {
     // SO_LINGER: not finished in time after close(): reset.
     abort_with(end_reason::linger);

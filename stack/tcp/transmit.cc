@@ -10,6 +10,7 @@
 namespace affine::stack::tcp {
 
 void connection::output(std::uint64_t now_ns, segment_sink sink) {
+  now_ns = monotone_now(now_ns);
   if (rst_pending_) {
     // RFC 9293 3.10.5 ABORT: <SEQ=SND.NXT><CTL=RST>; the highest sequence
     // number sent is the one the peer's window surely accepts.

@@ -76,6 +76,7 @@ void connection::shutdown_write() {
 }
 
 void connection::close(std::uint64_t now_ns) {
+  now_ns = monotone_now(now_ns);
   if (state_ == tcp_state::closed) return;
   user_closed_ = true;
   // RFC 1122 4.2.2.13: closing with received data unread loses it: RST.

@@ -109,6 +109,31 @@ TEST_P(Options, OldTimestampIsRejectedByPawsWithAnAck_RFC7323_5_3) {
   EXPECT_EQ(conn().readable(), 0u);
 }
 
+// RFC 6191 1 (PAWS needs it): the TSvals a connection sends never go
+// back. Two cores may output one connection, each with its own reading of
+// the clock, and the RX path reads it once a burst: a segment built from a
+// reading older than one used before takes that one's TSval, not an older
+// value the peer's PAWS would drop behind the first segment. An echo of
+// it read at the older time still gives an RTT sample.
+TEST_P(Options, OurTimestampsNeverGoBackWhenACallersClockIsBehind_RFC6191) {
+  establish_with_timestamps();
+  advance(10);
+  app_write("a");
+  const std::uint32_t first = tsval();
+  expect({.seq = iss + 1, .ack = rn + 1, .options = ts(first, 500), .payload = "a", .psh = true});
+  advance(20);
+  send({.seq = rn + 1, .ack = iss + 2, .options = ts(501, first)});  // an RTT sample: 20 ms
+  app_write("b");
+  const std::uint32_t second = tsval();
+  expect({.seq = iss + 2, .ack = rn + 1, .options = ts(second, 501), .payload = "b", .psh = true});
+  now -= 3'000'000;  // another caller's reading, 3 ms older
+  const std::uint64_t srtt = conn().rto().srtt_ns();
+  send({.seq = rn + 1, .ack = iss + 3, .options = ts(502, second)});
+  EXPECT_LT(conn().rto().srtt_ns(), srtt);  // a sample under a tick, not none
+  app_write("c");
+  expect({.seq = iss + 3, .ack = rn + 1, .options = ts(second, 502), .payload = "c", .psh = true});
+}
+
 TEST_P(Options, PawsComparesTimestampsModulo2To32_RFC7323_5_2) {
   establish_with_timestamps();
   // 500 - 0x80000000 wraps to a value "after" 500: it is newer, not older.
@@ -135,6 +160,23 @@ TEST_P(Options, PawsForgetsTsRecentAfter24IdleDays_RFC7323_5_5) {
   advance(25ull * 24 * 3600 * 1000);
   EXPECT_EQ(send({.seq = rn + 1, .ack = iss + 1, .options = ts(400, 1), .payload = "x"}), drop_reason::none);
   EXPECT_EQ(conn().readable(), 1u);
+}
+
+// TS.Recent recorded at a later reading of the clock than the caller's
+// (another core's, a moment before) is fresh, not 24 days old: PAWS
+// still drops an older TSval, and TS.Recent does not go back to it.
+TEST_P(Options, PawsHoldsWhenACallersClockIsBehindTsRecents_RFC7323_5_3) {
+  establish_with_timestamps();
+  advance(10);
+  send({.seq = rn + 1, .ack = iss + 1, .options = ts(510, 1), .payload = "x"});
+  take_emitted();  // its ACK
+  now -= 3'000'000;  // another caller's reading, 3 ms older
+  EXPECT_EQ(send({.seq = rn + 2, .ack = iss + 1, .options = ts(505, 1), .payload = "y"}), drop_reason::paws);
+  EXPECT_EQ(conn().readable(), 1u);
+  const auto reply = take_emitted();  // "send an acknowledgment in reply"
+  ASSERT_EQ(reply.size(), 1u);
+  ASSERT_TRUE(reply[0].options.timestamps);
+  EXPECT_EQ(reply[0].options.timestamps->echo, 510u);
 }
 
 TEST_P(Options, RetransmissionIsTimedByItsEcho_RFC7323_4_1) {

@@ -145,6 +145,20 @@ TEST_P(Retransmission, IdleLongerThanTheRtoRestartsFromTheInitialWindow_RFC5681_
   EXPECT_EQ(conn().congestion().cwnd(), 10000u);
 }
 
+// A caller whose reading of the clock is behind the last send (another
+// core's, a moment older; connection.cc: monotone_now) has not been idle:
+// the window stays.
+TEST_P(Retransmission, ACallersClockBehindTheLastSendIsNoIdlePeriod_RFC5681_4_1) {
+  establish();
+  write_segments(10);
+  send({.seq = rn + 1, .ack = iss + 10001});
+  EXPECT_EQ(conn().congestion().cwnd(), 12000u);
+  now -= 3'000'000;
+  app_write(1);
+  expect({.seq = iss + 10001, .ack = rn + 1, .payload = pattern(10000, 1), .psh = true});
+  EXPECT_EQ(conn().congestion().cwnd(), 12000u);
+}
+
 TCP_IN_BOTH_SEQUENCE_SPACES(Retransmission);
 
 }  // namespace
